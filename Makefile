@@ -1,0 +1,32 @@
+# Two entry points (see README "Quick start"): `make demo` and `make test`.
+# Both create .venv on first use: torch is installed first from its pinned CPU wheel
+# (constraints.txt), so nothing pulls CUDA packages.
+PYTHON ?= $(shell command -v python3.11 || command -v python3)
+VENV ?= .venv
+PY := $(VENV)/bin/python
+OUT ?= gradebench-out
+
+.PHONY: demo test venv bench clean
+
+venv: $(VENV)/.installed
+
+$(VENV)/.installed: pyproject.toml constraints.txt
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -c constraints.txt torch==2.13.0
+	$(PY) -m pip install -q -c constraints.txt -e ".[test,reference]"
+	touch $@
+
+demo: venv
+	$(VENV)/bin/gradebench build demo --out $(OUT)
+
+test: venv
+	HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 $(PY) -m pytest -n 2 -q
+
+bench: venv
+	$(PY) benchmarks/bench_build.py
+	$(PY) benchmarks/bench_metrics.py
+	$(PY) benchmarks/bench_losses.py
+
+clean:
+	rm -rf $(VENV) $(OUT)

@@ -1,0 +1,28 @@
+"""gradebench: graded ranking benchmarks from explanation/NLI data, and the harness around them.
+
+The facade re-exports the public API lazily, so ``import gradebench`` and ``gradebench --help``
+stay fast and have no side effects (no environment variables, threads or network).
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+from gradebench._version import DATA_FORMAT_VERSION, __version__
+from gradebench.errors import GradebenchError
+
+_LAZY = {
+    # name: module that defines it
+}
+
+__all__ = ["__version__", "DATA_FORMAT_VERSION", "GradebenchError", *_LAZY]
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'gradebench' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value

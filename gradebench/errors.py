@@ -1,0 +1,93 @@
+"""Typed errors: every failure a user can cause carries *where* and *how to fix it*.
+
+The CLI maps any :class:`GradebenchError` to a single line on stderr and exit code 2
+(``gradebench.cli``); tracebacks appear only with ``--debug``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+
+class GradebenchError(Exception):
+    """Base class of every error gradebench raises on purpose.
+
+    Args:
+        message: what is wrong, in one sentence.
+        hint: how to fix it (shown after ``hint:``).
+        path: the file or folder concerned, if any.
+        line: 1-based line number inside ``path``, if known.
+        key: the recipe/config key concerned, if any (dotted path).
+    """
+
+    exit_code = 2
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        hint: str | None = None,
+        path: str | Path | None = None,
+        line: int | None = None,
+        key: str | None = None,
+    ) -> None:
+        self.message = message
+        self.hint = hint
+        self.path = None if path is None else str(path)
+        self.line = line
+        self.key = key
+        super().__init__(self.one_line())
+
+    def where(self) -> str:
+        parts = []
+        if self.path is not None:
+            parts.append(self.path if self.line is None else f"{self.path}:{self.line}")
+        if self.key is not None:
+            parts.append(f"key '{self.key}'")
+        return ", ".join(parts)
+
+    def one_line(self) -> str:
+        where = self.where()
+        text = f"{where}: {self.message}" if where else self.message
+        if self.hint:
+            text += f" (hint: {self.hint})"
+        return " ".join(text.split("\n"))
+
+
+class InvalidArgumentError(GradebenchError, ValueError):
+    """A function argument has a bad value, shape or type (NaN scores, k <= 0, ...)."""
+
+
+class UnknownNameError(GradebenchError, KeyError):
+    """A name (recipe, metric, loss, scorer, split) is not registered."""
+
+    def __str__(self) -> str:  # KeyError would repr() the message
+        return self.one_line()
+
+
+class DuplicateNameError(GradebenchError):
+    """Two components were registered under the same name."""
+
+
+class RecipeError(GradebenchError):
+    """A recipe file is malformed: unknown key, bad type, min > max, ..."""
+
+
+class SourceFormatError(GradebenchError):
+    """An input file is not in the format it claims (wrong header, truncated, bad bytes)."""
+
+
+class SourceNotFoundError(GradebenchError):
+    """An input file or folder does not exist."""
+
+
+class ChecksumError(GradebenchError):
+    """A downloaded or cached file does not match the checksum in its recipe."""
+
+
+class DownloadError(GradebenchError):
+    """A source could not be downloaded."""
+
+
+class BenchmarkError(GradebenchError):
+    """A benchmark folder is missing, incomplete or of an unsupported format version."""

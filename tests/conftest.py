@@ -1,0 +1,34 @@
+"""Shared test set-up: offline Hugging Face, caches inside each test's temp dir, real-data paths."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+SHARED_DATA = (REPO / ".." / "shared" / "data").resolve()
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
+
+
+@pytest.fixture(autouse=True)
+def _isolated_caches(tmp_path_factory, monkeypatch):
+    cache = tmp_path_factory.mktemp("cache")
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("HF_DATASETS_OFFLINE", "1")
+    monkeypatch.setenv("HF_HOME", str(cache / "hf"))
+    monkeypatch.setenv("HF_DATASETS_CACHE", str(cache / "hf" / "datasets"))
+    monkeypatch.setenv("GRADEBENCH_CACHE", str(cache / "gradebench"))
+    yield
+
+
+def shared_data(*parts: str) -> Path:
+    """Path to real data under ../shared/data; skips the test if it is absent."""
+    p = SHARED_DATA.joinpath(*parts)
+    if not p.exists():
+        pytest.skip(f"real data not available: {p}")
+    return p
