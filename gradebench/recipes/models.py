@@ -90,6 +90,13 @@ class TierSpec(StrictModel):
         default="true", description="templates keyed by the true label, a wrong label, or '*'"
     )
     templates: dict[str, list[str]] = Field(default_factory=dict)
+    match: Literal["none", "query_overlap"] = Field(
+        default="none",
+        description="unrelated_explanation only: 'query_overlap' picks, among match_pool content-seeded "
+        "draws, the explanations whose word overlap with the query is closest to the pair's own "
+        "explanation's, so lexical overlap does not give the tier away",
+    )
+    match_pool: int = Field(default=32, ge=1, le=1024)
     description: str = ""
 
     @field_validator("score_range")
@@ -120,6 +127,8 @@ class TierSpec(StrictModel):
             raise ValueError(f"tier {self.name!r} takes candidates from templates but has none")
         if self.candidates != "template" and self.templates:
             raise ValueError(f"tier {self.name!r} has templates but candidates is {self.candidates!r}")
+        if self.match != "none" and self.candidates != "unrelated_explanation":
+            raise ValueError(f"tier {self.name!r}: match applies only to unrelated_explanation tiers")
         if self.label == "any" and set(self.templates) - {"*"}:
             raise ValueError(f"tier {self.name!r} has label 'any': key its templates by '*'")
         return self

@@ -1,0 +1,5 @@
+import sys
+
+from gradebench.cli import main
+
+sys.exit(main())

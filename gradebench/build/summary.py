@@ -1,0 +1,156 @@
+"""Benchmark statistics written to the manifest (compare with the paper's Tables 11-12).
+
+Query-level (tier order = ``relevance``, higher is better; lists are one query's candidates):
+
+- ``ambiguity``: share of queries with at least one tier-order violation, i.e. a pair with
+  ``relevance_i > relevance_j`` and ``score_i < score_j``.
+- ``score_range_mean``: mean over queries of ``max(score) - min(score)``.
+- ``tier_ndcg@3`` / ``tier_ndcg@5``: NDCG of the ranking by ``score`` against the grades
+  (gain ``2^rel - 1``), i.e. how well the scores agree with the tier order.
+- ``tier_spearman``: mean per-query Spearman rho between ``score`` and ``relevance``.
+
+Per tier: count, score mean/min/max, mean candidate length in words, mean vocabulary
+overlap with the query (``|W(e) ∩ (W(p) ∪ W(h))| / |W(p) ∪ W(h)|``), share human-written.
+
+``shortcut_probes``: how well a scorer that sees ONE surface feature (length in words,
+overlap with the query, human authorship) would order the candidates: its pairwise
+agreement with the grades (ties count 1/2; 0.5 = no signal, 1.0 = the feature alone
+solves the benchmark). This is how the paper's authorship shortcut shows up.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from gradebench.recipes.models import Recipe
+
+
+@dataclass
+class RowFeatures:
+    """Per-candidate numbers kept for statistics (rows of a query are contiguous)."""
+
+    counts: np.ndarray  # [n_queries] candidates per query
+    score: np.ndarray  # [n_rows] float64
+    relevance: np.ndarray  # [n_rows] int16
+    tier: np.ndarray  # [n_rows] object (tier name)
+    n_words: np.ndarray  # [n_rows] int32
+    overlap: np.ndarray  # [n_rows] float64
+    human: np.ndarray  # [n_rows] bool
+
+    @property
+    def n_queries(self) -> int:
+        return int(self.counts.shape[0])
+
+    @classmethod
+    def from_rows(cls, counts, scores, relevance, tiers, origins, n_words, overlap) -> RowFeatures:
+        return cls(
+            counts=np.asarray(counts, dtype=np.int64),
+            score=np.asarray(scores, dtype=np.float64),
+            relevance=np.asarray(relevance, dtype=np.int16),
+            tier=np.asarray(tiers, dtype=object),
+            n_words=np.asarray(n_words, dtype=np.int32),
+            overlap=np.asarray(overlap, dtype=np.float64),
+            human=np.asarray(origins, dtype=object) == "human",
+        )
+
+    @classmethod
+    def concat(cls, parts: Sequence[RowFeatures]) -> RowFeatures:
+        return cls(*(np.concatenate([getattr(p, f) for p in parts]) for f in cls.__dataclass_fields__))
+
+    def dense(self, values: np.ndarray, fill: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
+        """Scatter per-row values into ``[n_queries, max_list]`` plus the validity mask."""
+        n, width = self.n_queries, int(self.counts.max(initial=0))
+        starts = np.concatenate([[0], np.cumsum(self.counts)[:-1]])
+        pos = np.arange(values.shape[0]) - np.repeat(starts, self.counts)
+        qi = np.repeat(np.arange(n), self.counts)
+        out = np.full((n, width), fill, dtype=np.float64)
+        mask = np.zeros((n, width), dtype=bool)
+        out[qi, pos] = values
+        mask[qi, pos] = True
+        return out, mask
+
+
+def _pair_agreement(feature: np.ndarray, grade: np.ndarray, mask: np.ndarray) -> float:
+    """Mean over queries of pairwise agreement between ``feature`` order and ``grade`` order."""
+    dg = grade[:, :, None] - grade[:, None, :]
+    df = feature[:, :, None] - feature[:, None, :]
+    valid = mask[:, :, None] & mask[:, None, :] & (dg > 0)
+    credit = np.where(df > 0, 1.0, np.where(df == 0, 0.5, 0.0))
+    pairs = valid.sum(axis=(1, 2))
+    ok = pairs > 0
+    if not ok.any():
+        return float("nan")
+    return float(((credit * valid).sum(axis=(1, 2))[ok] / pairs[ok]).mean())
+
+
+def _round(x: float) -> float | None:
+    return None if x is None or not np.isfinite(x) else round(float(x), 6)
+
+
+def query_stats(f: RowFeatures) -> dict[str, float | None]:
+    from gradebench.metrics import NDCG, Spearman, evaluate
+
+    score, mask = f.dense(f.score)
+    grade, _ = f.dense(f.relevance.astype(np.float64))
+    dg = grade[:, :, None] - grade[:, None, :]
+    ds = score[:, :, None] - score[:, None, :]
+    pair_mask = mask[:, :, None] & mask[:, None, :]
+    violated = ((dg > 0) & (ds < 0) & pair_mask).any(axis=(1, 2))
+    s_masked_hi = np.where(mask, score, -np.inf).max(axis=1)
+    s_masked_lo = np.where(mask, score, np.inf).min(axis=1)
+    res = evaluate(score, grade, [NDCG(k=3), NDCG(k=5), Spearman()], mask=mask)
+    names = list(res.means)
+    return {
+        "queries": f.n_queries,
+        "ambiguity": _round(violated.mean()),
+        "score_range_mean": _round((s_masked_hi - s_masked_lo).mean()),
+        "tier_ndcg@3": _round(res.means[names[0]]),
+        "tier_ndcg@5": _round(res.means[names[1]]),
+        "tier_spearman": _round(res.means[names[2]]),
+    }
+
+
+def tier_stats(recipe: Recipe, f: RowFeatures) -> dict[str, dict[str, float | int | None]]:
+    out = {}
+    for tier in recipe.tiers:
+        sel = f.tier == tier.name
+        n = int(sel.sum())
+        if n == 0:
+            out[tier.name] = {"candidates": 0}
+            continue
+        s = f.score[sel]
+        out[tier.name] = {
+            "candidates": n,
+            "relevance": tier.relevance,
+            "score_mean": _round(s.mean()),
+            "score_min": _round(s.min()),
+            "score_max": _round(s.max()),
+            "words_mean": _round(f.n_words[sel].mean()),
+            "query_overlap_mean": _round(f.overlap[sel].mean()),
+            "human_share": _round(f.human[sel].mean()),
+        }
+    return out
+
+
+def shortcut_probes(f: RowFeatures) -> dict[str, float | None]:
+    grade, mask = f.dense(f.relevance.astype(np.float64))
+    return {
+        name: _round(_pair_agreement(f.dense(values.astype(np.float64))[0], grade, mask))
+        for name, values in (("length", f.n_words), ("query_overlap", f.overlap), ("human_authorship", f.human))
+    }
+
+
+def summarize(recipe: Recipe, per_split: dict[str, RowFeatures]) -> dict:
+    """Stats per split and over all splits."""
+    out: dict = {}
+    parts = dict(sorted(per_split.items()))
+    if parts:
+        parts["all"] = RowFeatures.concat(list(parts.values()))
+    for name, f in parts.items():
+        if f.n_queries == 0:
+            continue
+        out[name] = {**query_stats(f), "tiers": tier_stats(recipe, f), "shortcut_probes": shortcut_probes(f)}
+    return out

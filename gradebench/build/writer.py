@@ -1,0 +1,116 @@
+"""Atomic, deterministic Parquet output of one benchmark folder.
+
+Everything is written under ``<out>/<recipe>/.<fingerprint12>.incomplete-*`` and renamed
+onto ``<out>/<recipe>/<fingerprint12>`` only when complete, so an interrupted build
+leaves no folder that looks finished. Shard boundaries depend only on row counts, never
+on timing or the number of worker processes, so the bytes are reproducible.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from gradebench.build.schema import arrow_schema
+
+MANIFEST = "manifest.json"
+#: rows per shard file; a shard is closed at the first batch boundary past this size
+SHARD_ROWS = 2_000_000
+PARQUET_OPTIONS = dict(compression="zstd", compression_level=3, use_dictionary=True, write_statistics=True)
+
+
+def final_dir(out: Path, recipe: str, fingerprint: str) -> Path:
+    return Path(out) / recipe / fingerprint[:12]
+
+
+def is_complete(path: Path) -> bool:
+    return (path / MANIFEST).is_file()
+
+
+class BenchmarkWriter:
+    """Streams record batches per split into shard files inside a temporary folder."""
+
+    def __init__(self, target: Path, metadata: dict[str, str]) -> None:
+        self.target = target
+        target.parent.mkdir(parents=True, exist_ok=True)
+        self.tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.incomplete-", dir=target.parent))
+        (self.tmp / "data").mkdir()
+        self.schema = arrow_schema(metadata)
+        self._writers: dict[str, pq.ParquetWriter] = {}
+        self._rows: dict[str, int] = {}
+        self._shards: dict[str, list[Path]] = {}
+        self._shard_rows: dict[str, int] = {}
+
+    def write(self, split: str, table: pa.Table) -> None:
+        if table.num_rows == 0:
+            return
+        writer = self._writers.get(split)
+        if writer is None or self._shard_rows[split] >= SHARD_ROWS:
+            if writer is not None:
+                writer.close()
+            shard = self.tmp / "data" / f".{split}-{len(self._shards.get(split, [])):05d}.parquet"
+            self._shards.setdefault(split, []).append(shard)
+            writer = pq.ParquetWriter(shard, self.schema, **PARQUET_OPTIONS)
+            self._writers[split] = writer
+            self._shard_rows[split] = 0
+        writer.write_table(table.cast(self.schema), row_group_size=table.num_rows)
+        self._rows[split] = self._rows.get(split, 0) + table.num_rows
+        self._shard_rows[split] += table.num_rows
+
+    def close_shards(self) -> dict[str, list[str]]:
+        """Close all writers and give shards their final ``<split>-0000i-of-0000N`` names."""
+        for w in self._writers.values():
+            w.close()
+        self._writers.clear()
+        names: dict[str, list[str]] = {}
+        for split, shards in sorted(self._shards.items()):
+            n = len(shards)
+            names[split] = []
+            for i, shard in enumerate(shards):
+                name = f"{split}-{i:05d}-of-{n:05d}.parquet"
+                shard.rename(shard.parent / name)
+                names[split].append(f"data/{name}")
+        return names
+
+    def finish(self, manifest: dict, readme: str, *, replace: bool = False) -> tuple[Path, bool]:
+        """Write manifest and card, then rename into place. Returns (path, was_cached).
+
+        With ``replace`` an existing complete folder is swapped out (``--force``): it is
+        first renamed aside, so at every moment the target is either old or new, never partial.
+        """
+        (self.tmp / "README.md").write_text(readme, encoding="utf-8")
+        # the manifest is written last: its presence marks a complete folder
+        (self.tmp / MANIFEST).write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+        if replace and self.target.exists():
+            aside = Path(tempfile.mkdtemp(prefix=f".{self.target.name}.old-", dir=self.target.parent))
+            os.rename(self.target, aside / "old")
+            os.rename(self.tmp, self.target)
+            shutil.rmtree(aside, ignore_errors=True)
+            return self.target, False
+        try:
+            os.rename(self.tmp, self.target)
+        except OSError:
+            if is_complete(self.target):  # another process finished the same fingerprint first
+                self.abort()
+                return self.target, True
+            if self.target.exists():  # a stale, incomplete folder: replace it
+                shutil.rmtree(self.target)
+                os.rename(self.tmp, self.target)
+            else:
+                raise
+        return self.target, False
+
+    def abort(self) -> None:
+        for w in self._writers.values():
+            try:
+                w.close()
+            except Exception:  # noqa: BLE001 - best effort while cleaning up
+                pass
+        self._writers.clear()
+        shutil.rmtree(self.tmp, ignore_errors=True)
