@@ -14,6 +14,12 @@ from gradebench.errors import GradebenchError
 
 _LAZY = {
     # name: module that defines it
+    "build": "gradebench.build.pipeline",
+    "BuildResult": "gradebench.build.pipeline",
+    "info": "gradebench.build.info",
+    "list_recipes": "gradebench.catalog",
+    "load_recipe": "gradebench.recipes.loader",
+    "Recipe": "gradebench.recipes.models",
 }
 
 __all__ = ["__version__", "DATA_FORMAT_VERSION", "GradebenchError", *_LAZY]
