@@ -1,0 +1,141 @@
+"""Sorting lists under a tie policy, and the tie-group structure the metrics need.
+
+Three tie policies decide the order of items with equal scores:
+
+* ``"average"``: the expected value of the metric over all orderings of tied items
+  (McSherry & Najork, ECIR 2008). Deterministic and invariant to the candidate order.
+* ``"stable"``: candidate order: among equal scores the lower item index ranks first.
+* ``"trec"``: trec_eval's rule: score descending, then docno descending. With dense
+  arrays the docno is the item index, so among equal scores the *higher* index ranks
+  first (checked against pytrec_eval: for three tied docs d0, d1, d2 it ranks d2, d1, d0).
+
+In every case masked-out items go after all valid ones, so a list with ``m`` valid items
+occupies sorted positions ``0 .. m-1``.
+
+Positions are 0-based here; rank = position + 1.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+import numpy as np
+
+TiePolicy = Literal["average", "stable", "trec"]
+TIE_POLICIES: tuple[str, ...] = ("average", "stable", "trec")
+
+
+@dataclass(frozen=True)
+class Ranking:
+    """Items of each list in ranked order, with the tie groups of that order.
+
+    Attributes:
+        order: ``[n, L]`` item index at each sorted position (valid items first).
+        start: ``[n, L]`` first position of the tie group holding each position, or None
+            when every group has size 1 (``start[p] = p``); only ``"average"`` makes groups.
+        end: ``[n, L]`` one past the last position of that tie group, or None.
+    """
+
+    order: np.ndarray
+    start: np.ndarray | None
+    end: np.ndarray | None
+
+    @property
+    def trivial(self) -> bool:
+        """True when no two valid items share a tie group (plain sorted order)."""
+        return self.start is None
+
+    def take(self, x: np.ndarray) -> np.ndarray:
+        """``x[q, order[q, p]]``: per-item values ``[n, L]`` in ranked order."""
+        return np.take_along_axis(x, self.order, axis=1)
+
+    def group_size(self) -> np.ndarray:
+        """``[n, L]`` size of the tie group of each position (ones when trivial)."""
+        if self.start is None:
+            return np.ones((1, self.order.shape[1]))
+        return (self.end - self.start).astype(np.float64)
+
+    def group_mean_weight(self, w: np.ndarray) -> np.ndarray:
+        """Mean of a per-position weight ``w`` (shape ``[L]``) over each position's tie group.
+
+        For a metric ``sum_p x[p] * w[p]`` over ranked items, the expected value over all
+        orderings of tied items is ``sum_p x[p] * group_mean_weight(w)[p]``. Returns ``[1, L]``
+        (just ``w``) when trivial, else ``[n, L]``.
+        """
+        if self.start is None:
+            return w[None, :]
+        cum = np.concatenate(([0.0], np.cumsum(w)))
+        return (cum[self.end] - cum[self.start]) / (self.end - self.start)
+
+    def reach(self, k: int) -> int:
+        """Number of leading positions that can hold an item ranked in the top ``k`` of some
+        tie ordering: ``k`` when trivial, else the furthest end of the group holding ``k-1``."""
+        n_pos = self.order.shape[1]
+        if k >= n_pos:
+            return n_pos
+        if self.start is None:
+            return k
+        return int(self.end[:, k - 1].max())
+
+    def at_start(self, c: np.ndarray) -> np.ndarray:
+        """``c[q, start[q, p]]`` for an exclusive cumulative sum ``c`` of shape ``[n, L+1]``:
+        the total of the positions before each position's group."""
+        if self.start is None:
+            return c[:, :-1]
+        return np.take_along_axis(c, self.start, axis=1)
+
+    def at_end(self, c: np.ndarray) -> np.ndarray:
+        """``c[q, end[q, p]]``: the total of the positions up to the end of each group."""
+        if self.end is None:
+            return c[:, 1:]
+        return np.take_along_axis(c, self.end, axis=1)
+
+
+def exclusive_cumsum(x: np.ndarray) -> np.ndarray:
+    """``[n, L] -> [n, L+1]`` with ``out[:, p] = sum(x[:, :p])``."""
+    out = np.zeros((x.shape[0], x.shape[1] + 1))
+    np.cumsum(x, axis=1, out=out[:, 1:])
+    return out
+
+
+def rank(values: np.ndarray, mask: np.ndarray | None, ties: str) -> Ranking:
+    """Sort each row of ``values`` descending under tie policy ``ties``.
+
+    Args:
+        values: ``[n, L]`` finite float64 at valid positions.
+        mask: ``[n, L]`` bool or None (all valid). Masked items go last.
+        ties: ``"average"``, ``"stable"`` or ``"trec"``.
+
+    Example:
+        >>> r = rank(np.array([[1.0, 3.0, 1.0]]), None, "trec")
+        >>> r.order.tolist()
+        [[1, 2, 0]]
+    """
+    key = -values
+    if mask is not None:
+        key = np.where(mask, key, np.inf)
+    n_pos = key.shape[1]
+    if ties == "trec":
+        order = (n_pos - 1) - np.argsort(key[:, ::-1], axis=1, kind="stable")
+    elif ties == "stable":
+        order = np.argsort(key, axis=1, kind="stable")
+    else:
+        order = np.argsort(key, axis=1)
+    if ties != "average" or n_pos < 2:
+        return Ranking(order, None, None)
+    sorted_key = np.take_along_axis(key, order, axis=1)
+    new = np.empty(key.shape, dtype=bool)
+    new[:, 0] = True
+    np.not_equal(sorted_key[:, 1:], sorted_key[:, :-1], out=new[:, 1:])
+    # masked items (key +inf) are never tied with anything: each is a group of its own
+    new[:, 1:] |= np.isinf(sorted_key[:, 1:])
+    if new.all():
+        return Ranking(order, None, None)
+    pos = np.arange(n_pos)
+    start = np.maximum.accumulate(np.where(new, pos, 0), axis=1)
+    last = np.empty_like(new)
+    last[:, -1] = True
+    last[:, :-1] = new[:, 1:]
+    end = np.minimum.accumulate(np.where(last, pos + 1, n_pos)[:, ::-1], axis=1)[:, ::-1]
+    return Ranking(order, start, np.ascontiguousarray(end))
