@@ -189,8 +189,8 @@ def _read_csv_file(path: Path, split: str, first_row: int) -> list[NLIExample]:
             e1, e2, e3 = 4, 9, 14
             row = first_row
             last_line = reader.line_num
-            for f_ in reader:
-                n = len(f_)
+            for fields in reader:
+                n = len(fields)
                 if n != ncols:
                     if n == 0:  # a blank line
                         last_line = reader.line_num
@@ -202,17 +202,18 @@ def _read_csv_file(path: Path, split: str, first_row: int) -> list[NLIExample]:
                         hint="the file looks truncated, or a field with a comma is not quoted; " + _REDOWNLOAD,
                     )
                 if groups == 3:
-                    expl = (f_[e1].strip(), f_[e2].strip(), f_[e3].strip())
+                    expl = (fields[e1].strip(), fields[e2].strip(), fields[e3].strip())
                 else:
-                    expl = (f_[e1].strip(),)
-                append(example(split, row, f_[0].strip(), f_[2].strip(), f_[3].strip(), f_[1].strip(), expl))
+                    expl = (fields[e1].strip(),)
+                pid, label, premise, hypothesis = fields[0], fields[1], fields[2], fields[3]
+                append(example(split, row, pid.strip(), premise.strip(), hypothesis.strip(), label.strip(), expl))
                 row += 1
                 last_line = reader.line_num
     except csv.Error as e:
         if "end of data" in str(e):
             msg = "unterminated quoted field at end of file (the record starting on this line)"
         else:
-            msg = f"malformed CSV: {e}"
+            msg = f"malformed CSV in the record starting on this line: {e}"
         raise SourceFormatError(
             msg,
             path=path,

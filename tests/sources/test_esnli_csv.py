@@ -182,7 +182,7 @@ def test_non_utf8_in_a_late_chunk(tmp_path):
 @pytest.mark.parametrize(
     ("data", "text"),
     [
-        (gzip.compress(b"pairID,gold_label\n"), "is a gzip file"),
+        (gzip.compress(b"pairID,gold_label\n", mtime=0), "is a gzip file"),
         (b"PK\x03\x04\x14\x00\x00\x00", "is a zip file"),
         (b"\x00\x01\x02binary", "is a binary file"),
         (b"", "is empty"),
