@@ -29,7 +29,7 @@ from gradebench.metrics.agreement import PairwiseAgreement, RankClassAccuracy, T
 from gradebench.metrics.binary import MAP, MRR, Precision, Recall
 from gradebench.metrics.correlation import KendallTau, SpearmanRho
 from gradebench.metrics.dcg import DCG, NDCG
-from gradebench.metrics.evaluate import EvalResult, evaluate
+from gradebench.metrics.evaluation import EvalResult, evaluate
 from gradebench.metrics.explanation import CompB, Completeness, F1ex, Relevance
 from gradebench.metrics.functional import (
     average_precision,

@@ -66,7 +66,10 @@ class Ranking:
         if self.start is None:
             return w[None, :]
         cum = np.concatenate(([0.0], np.cumsum(w)))
-        return (cum[self.end] - cum[self.start]) / (self.end - self.start)
+        size = self.end - self.start
+        mean = (cum[self.end] - cum[self.start]) / size
+        # singletons get w itself (bit-exact, so a tie-free row equals the "stable" value)
+        return np.where(size == 1, w[: size.shape[1]], mean)
 
     def reach(self, k: int) -> int:
         """Number of leading positions that can hold an item ranked in the top ``k`` of some

@@ -55,14 +55,19 @@ def dcg_values(batch: Batch, k: int | None, gain: str, ties: str) -> np.ndarray:
     g = batch.cached(("gains_ranked", ties, gain), lambda: gains(rk.take(batch.labels_z), gain))
     reach = rk.reach(cutoff(k, batch.list_size))
     w = rk.group_mean_weight(discounts(k, batch.list_size))
-    return np.einsum("ij,ij->i", g[:, :reach], np.broadcast_to(w, g.shape)[:, :reach])
+    return _rowdot(g[:, :reach], np.broadcast_to(w, g.shape)[:, :reach])
 
 
 def idcg_values(batch: Batch, k: int | None, gain: str) -> np.ndarray:
     """``[n]`` ideal DCG@k per query."""
     n = cutoff(k, batch.list_size)
     g = batch.cached(("ideal_gains", gain), lambda: gains(batch.ideal_labels(), gain))
-    return g[:, :n] @ discounts(k, batch.list_size)[:n]
+    return _rowdot(g[:, :n], np.broadcast_to(discounts(k, batch.list_size)[:n], (len(g), n)))
+
+
+def _rowdot(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Row-wise dot product; DCG and IDCG share it so a perfect ranking gives exactly 1."""
+    return np.einsum("ij,ij->i", a, b)
 
 
 @register

@@ -16,7 +16,7 @@ from gradebench.metrics.agreement import PairwiseAgreement, RankClassAccuracy, T
 from gradebench.metrics.binary import MAP, MRR, Precision, Recall
 from gradebench.metrics.correlation import KendallTau, SpearmanRho
 from gradebench.metrics.dcg import DCG, NDCG
-from gradebench.metrics.evaluate import evaluate
+from gradebench.metrics.evaluation import evaluate
 from gradebench.metrics.explanation import CompB, Completeness, F1ex, Relevance
 from gradebench.metrics.separation import QuerySeparationRatio, SeparationRatio, TierEta2
 from gradebench.metrics.spec import MetricSpec

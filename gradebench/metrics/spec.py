@@ -47,7 +47,8 @@ class MetricSpec:
 
     def __post_init__(self) -> None:
         for f in dataclasses.fields(self):
-            value = _check_field(type(self), f.name, getattr(self, f.name))
+            required = f.default is dataclasses.MISSING
+            value = _check_field(type(self), f.name, getattr(self, f.name), required)
             object.__setattr__(self, f.name, value)
 
     @property
@@ -92,7 +93,7 @@ def field_kind(cls: type[MetricSpec], name: str) -> tuple[str, tuple[Any, ...]]:
     raise TypeError(f"unsupported field type {hint!r} for {cls.__name__}.{name}")  # pragma: no cover
 
 
-def _check_field(cls: type[MetricSpec], name: str, value: Any) -> Any:
+def _check_field(cls: type[MetricSpec], name: str, value: Any, required: bool = False) -> Any:
     kind, choices = field_kind(cls, name)
     where = f"{cls.family}: {name}"
     if kind == "choice":
@@ -102,11 +103,12 @@ def _check_field(cls: type[MetricSpec], name: str, value: Any) -> Any:
             )
         return value
     if kind in ("k", "int"):
-        if value is None and kind == "k":
+        if value is None and kind == "k" and not required:
             return None
         if isinstance(value, bool) or not isinstance(value, numbers.Integral):
             raise InvalidArgumentError(
-                f"{where} must be a positive integer{' or None (full list)' if kind == 'k' else ''}, "
+                f"{where} must be a positive integer"
+                f"{' or None (full list)' if kind == 'k' and not required else ''}, "
                 f"got {value!r}"
             )
         if value <= 0:

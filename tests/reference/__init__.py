@@ -1,0 +1,1 @@
+"""Cross-checks against peer libraries (pytrec_eval, ir-measures, ranx, rax, scipy)."""
