@@ -27,7 +27,7 @@ from __future__ import annotations
 
 from gradebench.metrics.agreement import PairwiseAgreement, RankClassAccuracy, Top1Accuracy
 from gradebench.metrics.binary import MAP, MRR, Precision, Recall
-from gradebench.metrics.correlation import KendallTau, SpearmanRho
+from gradebench.metrics.correlation import KendallTau, Spearman, SpearmanRho
 from gradebench.metrics.dcg import DCG, NDCG
 from gradebench.metrics.evaluation import EvalResult, evaluate
 from gradebench.metrics.explanation import CompB, Completeness, F1ex, Relevance
@@ -70,6 +70,7 @@ __all__ = [
     "Recall",
     "KendallTau",
     "SpearmanRho",
+    "Spearman",
     "PairwiseAgreement",
     "Top1Accuracy",
     "RankClassAccuracy",

@@ -101,3 +101,7 @@ class KendallTau(MetricSpec):
 
     def compute(self, batch: Batch) -> np.ndarray:
         return kendall_values(batch)
+
+
+#: Short alias (``from gradebench.metrics import Spearman``).
+Spearman = SpearmanRho
