@@ -152,8 +152,6 @@ def list_cmd(as_json: Annotated[bool, typer.Option("--json", help="print the res
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point: run the app, mapping typed errors to one line and exit code 2."""
-    import click
-
     args = list(sys.argv[1:] if argv is None else argv)
     debug = "--debug" in args
     try:
@@ -163,12 +161,18 @@ def main(argv: list[str] | None = None) -> int:
             raise
         sys.stderr.write(f"gradebench: error: {e.one_line()}\n")
         return e.exit_code
-    except click.exceptions.ClickException as e:
-        e.show()
-        return 2
-    except click.exceptions.Abort:
+    except typer.Exit as e:
+        return e.exit_code
+    except typer.Abort:
         sys.stderr.write("gradebench: aborted\n")
         return 130
+    except typer.TyperException as e:  # usage errors: bad option, missing argument
+        show = getattr(e, "show", None)
+        if show is not None:
+            show()
+        else:
+            sys.stderr.write(f"gradebench: error: {e}\n")
+        return 2
     except KeyboardInterrupt:
         sys.stderr.write("gradebench: interrupted; nothing was left half-written\n")
         return 130

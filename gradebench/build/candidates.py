@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from gradebench.build.scoring import Adjuster, base_score, words
-from gradebench.hashing import choice_index, key_digest, short_id, uniform
+from gradebench.hashing import choice_index, key_digest, uniform_from_digest
 from gradebench.recipes.models import Recipe, TierSpec
 from gradebench.sources.base import NLIExample
 
@@ -189,12 +189,15 @@ class CandidateBuilder:
                 self._words_cache[text] = w
         return w
 
-    def score(self, q: Query, tier: TierSpec, slot: int, text: str, cand_words: list[str], vocab: frozenset[str]) -> float:
+    def score(
+        self, q: Query, tier: TierSpec, u: float, cand_words: list[str], vocab: frozenset[str]
+    ) -> float:
+        """The candidate's score from its content-seeded uniform draw ``u``."""
         mode = self.recipe.scoring.mode
         if mode == "grade":
             return tier.relevance / self.max_relevance
         lo, hi = tier.score_range
-        base = base_score(uniform(self.ns, "score", q.query_id, tier.name, str(slot), text), lo, hi)
+        base = base_score(u, lo, hi)
         if mode == "uniform" or self.adjuster is None:
             return base
         return self.adjuster.score(base, cand_words, q.example.label, tier.name, vocab)
@@ -205,22 +208,25 @@ class CandidateBuilder:
 
         Row layout: (candidate_id, candidate, score, relevance, tier, candidate_source_id,
         template_id, origin, n_words, query_overlap); the last two feed the build stats.
-        With ``shuffle_candidates`` rows are ordered by candidate id (a content hash), so
-        position never reveals the tier.
+        One sha256 per candidate, over (seed namespace, query id, tier, slot, text), gives its
+        base-score draw (bytes 0-7), its id (bytes 8-15) and its sort key (bytes 16-23): with
+        ``shuffle_candidates`` rows are ordered by that key, so position never reveals the tier.
         """
         ex = q.example
         vocab = frozenset(words(ex.premise)) | frozenset(words(ex.hypothesis))
         n_vocab = len(vocab)
-        out = []
+        keyed = []
         for tier in self.recipe.tiers:
             for slot, (text, template_id, cand_src, origin) in enumerate(self.texts(q, tier)):
-                cid = short_id("candidate", self.ns, q.query_id, tier.name, str(slot))
+                digest = key_digest(self.ns, "candidate", q.query_id, tier.name, str(slot), text)
                 cand_words = self._words(text) if template_id is not None and '"' not in text else words(text)
-                score = self.score(q, tier, slot, text, cand_words, vocab)
+                score = self.score(q, tier, uniform_from_digest(digest), cand_words, vocab)
                 overlap = len(vocab.intersection(cand_words)) / n_vocab if n_vocab else 0.0
-                out.append(
-                    (cid, text, score, tier.relevance, tier.name, cand_src, template_id, origin, len(cand_words), overlap)
-                )
+                keyed.append((
+                    digest[16:24] if self.recipe.shuffle_candidates else b"",
+                    (digest[8:16].hex(), text, score, tier.relevance, tier.name, cand_src, template_id, origin,
+                     len(cand_words), overlap),
+                ))
         if self.recipe.shuffle_candidates:
-            out.sort()
-        return out
+            keyed.sort(key=lambda kv: kv[0])
+        return [row for _, row in keyed]

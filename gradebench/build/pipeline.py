@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import multiprocessing as mp
 import os
 import sys
@@ -144,9 +145,15 @@ def _run(recipe: Recipe, pools: dict[str, Pool], queries: list[Query], workers: 
         _init_worker(recipe_json, pools)
         yield from map(_build_batch, _batches(queries))
         return
+    # fork shares the parent's memory copy-on-write; gc.freeze() keeps the children's garbage
+    # collector from touching (and so copying) every inherited object
     ctx = mp.get_context("fork")
-    with ctx.Pool(workers, initializer=_init_worker, initargs=(recipe_json, pools)) as pool:
-        yield from pool.imap(_build_batch, _batches(queries), chunksize=1)
+    gc.freeze()
+    try:
+        with ctx.Pool(workers, initializer=_init_worker, initargs=(recipe_json, pools)) as pool:
+            yield from pool.imap(_build_batch, _batches(queries), chunksize=1)
+    finally:
+        gc.unfreeze()
 
 
 def _progress(enabled: bool | None, total: int):

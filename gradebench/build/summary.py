@@ -73,17 +73,38 @@ class RowFeatures:
         return out, mask
 
 
+_CHUNK = 1 << 16  # queries per block of [n, L, L] pair arrays (bounds memory)
+
+
+def _blocks(n: int):
+    for start in range(0, n, _CHUNK):
+        yield slice(start, min(n, start + _CHUNK))
+
+
 def _pair_agreement(feature: np.ndarray, grade: np.ndarray, mask: np.ndarray) -> float:
     """Mean over queries of pairwise agreement between ``feature`` order and ``grade`` order."""
-    dg = grade[:, :, None] - grade[:, None, :]
-    df = feature[:, :, None] - feature[:, None, :]
-    valid = mask[:, :, None] & mask[:, None, :] & (dg > 0)
-    credit = np.where(df > 0, 1.0, np.where(df == 0, 0.5, 0.0))
-    pairs = valid.sum(axis=(1, 2))
-    ok = pairs > 0
-    if not ok.any():
-        return float("nan")
-    return float(((credit * valid).sum(axis=(1, 2))[ok] / pairs[ok]).mean())
+    per_query = []
+    for b in _blocks(grade.shape[0]):
+        g, f, m = grade[b], feature[b], mask[b]
+        dg = g[:, :, None] - g[:, None, :]
+        df = f[:, :, None] - f[:, None, :]
+        valid = m[:, :, None] & m[:, None, :] & (dg > 0)
+        credit = np.where(df > 0, 1.0, np.where(df == 0, 0.5, 0.0))
+        pairs = valid.sum(axis=(1, 2))
+        ok = pairs > 0
+        per_query.append((credit * valid).sum(axis=(1, 2))[ok] / pairs[ok])
+    values = np.concatenate(per_query) if per_query else np.empty(0)
+    return float(values.mean()) if values.size else float("nan")
+
+
+def _violations(score: np.ndarray, grade: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    """Per query: is there a pair with a higher grade but a lower score?"""
+    out = []
+    for b in _blocks(grade.shape[0]):
+        g, s, m = grade[b], score[b], mask[b]
+        bad = (g[:, :, None] > g[:, None, :]) & (s[:, :, None] < s[:, None, :]) & m[:, :, None] & m[:, None, :]
+        out.append(bad.any(axis=(1, 2)))
+    return np.concatenate(out) if out else np.zeros(0, dtype=bool)
 
 
 def _round(x: float) -> float | None:
@@ -91,17 +112,14 @@ def _round(x: float) -> float | None:
 
 
 def query_stats(f: RowFeatures) -> dict[str, float | None]:
-    from gradebench.metrics import NDCG, Spearman, evaluate
+    from gradebench.metrics import NDCG, SpearmanRho, evaluate
 
     score, mask = f.dense(f.score)
     grade, _ = f.dense(f.relevance.astype(np.float64))
-    dg = grade[:, :, None] - grade[:, None, :]
-    ds = score[:, :, None] - score[:, None, :]
-    pair_mask = mask[:, :, None] & mask[:, None, :]
-    violated = ((dg > 0) & (ds < 0) & pair_mask).any(axis=(1, 2))
+    violated = _violations(score, grade, mask)
     s_masked_hi = np.where(mask, score, -np.inf).max(axis=1)
     s_masked_lo = np.where(mask, score, np.inf).min(axis=1)
-    res = evaluate(score, grade, [NDCG(k=3), NDCG(k=5), Spearman()], mask=mask)
+    res = evaluate(score, grade, [NDCG(k=3), NDCG(k=5), SpearmanRho()], mask=mask)
     names = list(res.means)
     return {
         "queries": f.n_queries,

@@ -22,7 +22,14 @@ from gradebench.build.schema import arrow_schema
 MANIFEST = "manifest.json"
 #: rows per shard file; a shard is closed at the first batch boundary past this size
 SHARD_ROWS = 2_000_000
-PARQUET_OPTIONS = dict(compression="zstd", compression_level=3, use_dictionary=True, write_statistics=True)
+#: columns repeated across a query's candidates are dictionary-encoded; free text is not
+DICTIONARY_COLUMNS = [
+    "query_id", "query", "tier", "split", "premise", "hypothesis", "label", "source_id",
+    "candidate_source_id", "template_id", "origin",
+]
+PARQUET_OPTIONS = dict(
+    compression="zstd", compression_level=1, use_dictionary=DICTIONARY_COLUMNS, write_statistics=True
+)
 
 
 def final_dir(out: Path, recipe: str, fingerprint: str) -> Path:
