@@ -11,6 +11,7 @@ from gradebench.build.pipeline import build
 from gradebench.catalog import list_recipes
 from gradebench.cli import main, parse_resplit
 from gradebench.errors import InvalidArgumentError
+from tests.conftest import FIXTURES
 
 
 def run(capsys, *args):
@@ -77,3 +78,38 @@ def test_parse_resplit():
     for bad in ("80/10", "a/b/c", "50/50/50", "-10/60/50"):
         with pytest.raises(InvalidArgumentError):
             parse_resplit(bad)
+
+
+BAD = FIXTURES / "esnli" / "bad"
+
+
+@pytest.mark.parametrize(
+    ("source", "needle"),
+    [
+        ("truncated_row.csv", "esnli_dev.csv:4:"),
+        ("unterminated_quote.csv", "esnli_dev.csv:4:"),
+        ("not_utf8.csv", "esnli_dev.csv:3:"),
+        ("wrong_header.csv", "esnli_dev.csv:1:"),
+        ("misaligned", "labels.dev:5:"),
+        ("missing.csv", "not found"),
+    ],
+)
+def test_bad_sources_exit_2_and_write_nothing(tmp_path, capsys, source, needle):
+    src = BAD / source
+    if src.suffix == ".csv" and src.exists():  # the split comes from the file name
+        (tmp_path / "src").mkdir()
+        src = tmp_path / "src" / "esnli_dev.csv"
+        src.write_bytes((BAD / source).read_bytes())
+    out_dir = tmp_path / "out"
+    code, out, err = run(capsys, "build", "esnli", "--source", str(src), "--out", str(out_dir))
+    assert code == 2, err
+    assert needle in err and "hint:" in err and err.count("\n") == 1
+    assert out == ""
+    assert not out_dir.exists() or not any(out_dir.rglob("*")), "nothing may be written for a bad source"
+
+
+def test_good_fixture_csv_release_builds(tmp_path):
+    r = build("esnli", source=FIXTURES / "esnli" / "csv", out=tmp_path, progress=False)
+    assert set(r.splits) == {"train", "validation", "test"}
+    assert r.skipped  # the fixture has a '-' label, an empty explanation and an empty premise
+    assert sum(s["candidates"] for s in r.splits.values()) == 5 * sum(s["queries"] for s in r.splits.values())
