@@ -20,6 +20,18 @@ _LAZY = {
     "list_recipes": "gradebench.catalog",
     "load_recipe": "gradebench.recipes.loader",
     "Recipe": "gradebench.recipes.models",
+    # metrics (numpy)
+    "evaluate": "gradebench.metrics",
+    "parse_metric": "gradebench.metrics",
+    "METRICS": "gradebench.metrics",
+    # significance
+    "bootstrap_ci": "gradebench.stats",
+    "paired_bootstrap_test": "gradebench.stats",
+    "paired_randomization_test": "gradebench.stats",
+    "holm": "gradebench.stats",
+    # losses (torch, imported only when asked for)
+    "get_loss": "gradebench.losses",
+    "LOSSES": "gradebench.losses",
 }
 
 __all__ = ["__version__", "DATA_FORMAT_VERSION", "GradebenchError", *_LAZY]

@@ -68,11 +68,17 @@ def fingerprint(
 
 # -- work units (run in worker processes) -------------------------------------------------------
 _BUILDER: CandidateBuilder | None = None
+#: the selected queries; forked workers inherit it, so a task is just an index range
+_QUERIES: list[Query] = []
 
 
 def _init_worker(recipe_json: str, pools: dict[str, Pool]) -> None:
     global _BUILDER
     _BUILDER = CandidateBuilder(Recipe.model_validate_json(recipe_json), pools)
+
+
+def _build_range(bounds: tuple[int, int]) -> dict[str, tuple[pa.Table, RowFeatures]]:
+    return _build_batch(_QUERIES[bounds[0] : bounds[1]])
 
 
 def _build_batch(queries: list[Query]) -> dict[str, tuple[pa.Table, RowFeatures]]:
@@ -133,27 +139,30 @@ def _build_batch(queries: list[Query]) -> dict[str, tuple[pa.Table, RowFeatures]
     return out
 
 
-def _batches(queries: list[Query]) -> Iterator[list[Query]]:
-    for i in range(0, len(queries), BATCH_QUERIES):
-        yield queries[i : i + BATCH_QUERIES]
+def _ranges(n: int) -> Iterator[tuple[int, int]]:
+    for i in range(0, n, BATCH_QUERIES):
+        yield i, min(n, i + BATCH_QUERIES)
 
 
 def _run(recipe: Recipe, pools: dict[str, Pool], queries: list[Query], workers: int) -> Iterator:
+    global _QUERIES
     n_batches = (len(queries) + BATCH_QUERIES - 1) // BATCH_QUERIES
     recipe_json = recipe.model_dump_json()
     if workers <= 1 or n_batches <= 1:
         _init_worker(recipe_json, pools)
-        yield from map(_build_batch, _batches(queries))
+        yield from (_build_batch(queries[a:b]) for a, b in _ranges(len(queries)))
         return
+    _QUERIES = queries
     # fork shares the parent's memory copy-on-write; gc.freeze() keeps the children's garbage
     # collector from touching (and so copying) every inherited object
     ctx = mp.get_context("fork")
     gc.freeze()
     try:
         with ctx.Pool(workers, initializer=_init_worker, initargs=(recipe_json, pools)) as pool:
-            yield from pool.imap(_build_batch, _batches(queries), chunksize=1)
+            yield from pool.imap(_build_range, _ranges(len(queries)), chunksize=1)
     finally:
         gc.unfreeze()
+        _QUERIES = []
 
 
 def _progress(enabled: bool | None, total: int):
