@@ -10,8 +10,11 @@ What is timed (wall clock, median of ``--repeat`` runs after ``--warmup`` runs):
 the loss with its default parameters and ``reduction="mean"`` on float32 ``[batch, list_size]``
 tensors, input checks included (``validate=True``, the default: one host sync), followed by
 ``backward()``; creating the inputs and zeroing the gradient are not counted. The table shows
-microseconds per query (list), i.e. time / batch. ``torch.set_num_threads(--threads)`` (2 by
-default, the reference machine's core count) is applied first.
+microseconds per query (list), i.e. time / batch. One table is printed per value of
+``--threads`` (``torch.set_num_threads``; default 2, the reference machine's core count, then 1:
+on a loaded 2-core box thread-pool wake-ups can dominate small kernels, and the 1-thread table
+shows that). The 1-minute load average is printed before each table, so numbers taken while
+other processes run can be read as such.
 
 Scores are standard normal (no ties), labels integer grades 0..4 (``/ 4`` for ``sigmoid_ce``,
 whose labels are probabilities).
@@ -20,6 +23,7 @@ whose labels are probabilities).
 from __future__ import annotations
 
 import argparse
+import os
 import platform
 import statistics
 import time
@@ -65,23 +69,31 @@ def main() -> int:
     parser.add_argument("--batch", type=int, default=None, help="lists per call (default 1024; 256 with --quick)")
     parser.add_argument("--repeat", type=int, default=None, help="timed runs (default 7; 3 with --quick)")
     parser.add_argument("--warmup", type=int, default=2)
-    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--threads", type=int, nargs="+", default=[2, 1], help="one table per value")
     parser.add_argument("--ragged", action="store_true", help="mask out ~25%% of the items")
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--losses", nargs="*", default=None, help="subset of loss names")
     args = parser.parse_args()
     batch = args.batch or (256 if args.quick else 1024)
     repeat = args.repeat or (3 if args.quick else 7)
-    torch.set_num_threads(args.threads)
     names = args.losses or LOSSES.names()
     for name in names:
         LOSSES.get(name)  # unknown names fail before any timing
+    for i, threads in enumerate(args.threads):
+        if i:
+            print()
+        table(names, batch, repeat, threads, args)
+    return 0
 
+
+def table(names: list[str], batch: int, repeat: int, threads: int, args: argparse.Namespace) -> None:
+    torch.set_num_threads(threads)
+    load = f"{os.getloadavg()[0]:.2f}" if hasattr(os, "getloadavg") else "n/a"
     print(
         f"gradebench.losses forward+backward, float32, batch {batch}, "
         f"{'ragged (25% masked)' if args.ragged else 'no mask'}, median of {repeat} "
-        f"after {args.warmup} warm-up; torch {torch.__version__}, {args.threads} threads, "
-        f"{platform.processor() or platform.machine()}"
+        f"after {args.warmup} warm-up; torch {torch.__version__}, {threads} thread(s), "
+        f"{os.cpu_count()} CPUs ({platform.machine()}), load average {load}"
     )
     header = f"{'loss':<14} {'kind':<10}" + "".join(f"{f'L={n} us/query':>17}" for n in SIZES)
     print(header)
@@ -92,7 +104,6 @@ def main() -> int:
             sec = time_loss(name, batch, size, ragged=args.ragged, warmup=args.warmup, repeat=repeat)
             row += f"{sec / batch * 1e6:>17.2f}"
         print(row, flush=True)
-    return 0
 
 
 if __name__ == "__main__":

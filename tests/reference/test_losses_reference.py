@@ -62,6 +62,15 @@ jnp = jax.numpy
 TOL = 1e-6
 
 
+@pytest.fixture(autouse=True)
+def _one_torch_thread():  # noqa: ANN202
+    """Tiny tensors: one intra-op thread avoids thread-pool wake-ups on a busy machine."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
+
+
 def _t(a: np.ndarray) -> torch.Tensor:
     return torch.tensor(np.asarray(a), dtype=torch.float64)
 
