@@ -17,9 +17,11 @@ What is timed (wall clock, best of ``--repeat`` runs, after one warm-up run):
   and ranx (``ndcg``/``ndcg_burges`` @1/3/5, ``map``, ``mrr``; numba, JIT compiled by a
   warm-up call first). Peers run on a subset of the queries and are compared per query
   (``us/query``); their input conversion from arrays to dicts/Qrels/Run is *not* counted
-  (only ``RelevanceEvaluator(...)`` + ``evaluate`` for pytrec_eval, ``ranx.evaluate`` for
-  ranx), which favours the peers. Before timing, the peers' per-query values are checked
-  against gradebench's on the subset (to 1e-9), so the comparison is like for like.
+  in the "evaluation only" rows (only ``RelevanceEvaluator(...)`` + ``evaluate`` for
+  pytrec_eval, ``ranx.evaluate`` for ranx), which favours the peers; the "+ conversion"
+  rows add building their inputs from the same arrays gradebench takes. Before timing,
+  the peers' per-query values are checked against gradebench's on the subset (to 1e-9),
+  so the comparison is like for like.
 
 Scores are standard normal (no ties), labels integer grades 0..4 (five tiers).
 """
@@ -126,7 +128,7 @@ def check_equal(ours: dict[str, np.ndarray], peer: dict[str, np.ndarray], names:
             raise SystemExit(f"mismatch: {our_name} vs peer {peer_name}: max |diff| = {diff}")
 
 
-def time_pytrec(scores, labels, repeat) -> float | None:
+def time_pytrec(scores, labels, repeat) -> tuple[float, float] | None:
     try:
         import pytrec_eval
     except ImportError:
@@ -142,10 +144,15 @@ def time_pytrec(scores, labels, repeat) -> float | None:
     qids = sorted(res)
     peer = {m: np.array([res[q][m] for q in qids]) for m in names}
     check_equal(evaluate(scores, labels, specs).per_query, peer, names)
-    return best_time(go, repeat)
+
+    def with_conversion():
+        q, r = to_dicts(scores, labels)
+        return pytrec_eval.RelevanceEvaluator(q, measures).evaluate(r)
+
+    return best_time(go, repeat), best_time(with_conversion, repeat)
 
 
-def time_ranx(scores, labels, repeat) -> float | None:
+def time_ranx(scores, labels, repeat) -> tuple[float, float] | None:
     try:
         import ranx
     except ImportError:
@@ -162,7 +169,13 @@ def time_ranx(scores, labels, repeat) -> float | None:
 
         peer = go()  # JIT compile (or load the numba cache) + values for the check
         check_equal(evaluate(scores, labels, specs).per_query, peer, names)
-        return best_time(go, repeat)
+
+        def with_conversion():
+            q, r = to_dicts(scores, labels)
+            q, r = ranx.Qrels.from_dict(q), ranx.Run.from_dict(r)
+            return ranx.evaluate(q, r, metrics, return_mean=False, make_comparable=False)
+
+        return best_time(go, repeat), best_time(with_conversion, repeat)
 
 
 # ----------------------------------------------------------------------------- report
@@ -197,25 +210,28 @@ def bench_shape(n: int, size: int, n_peer: int, repeat: int, per_metric: bool) -
     print_table(f"gradebench.metrics, {n:,} queries x {size} candidates (best of {repeat})", rows)
 
     sub_s, sub_y = scores[:n_peer], labels[:n_peer]
-    peer_rows = []
+    peer_rows, notes = [], []
     for label, spec_fn, timer in (
         ("pytrec_eval", trec_specs, time_pytrec),
         ("ranx", ranx_specs, time_ranx),
     ):
-        shared, _ = spec_fn()
+        shared, names = spec_fn()
         ours = best_time(lambda sh=shared: evaluate(scores, labels, sh), repeat)
         ours_us = ours / n
-        peer_rows.append(fmt(f"gradebench [{', '.join(s.name for s in shared)}]", n, ours))
-        t_peer = timer(sub_s, sub_y, max(1, repeat // 2))
-        if t_peer is None:
+        peer_rows.append(fmt(f"gradebench, {label}'s metrics", n, ours))
+        notes.append(f"  {label}: {', '.join(names)}  =  gradebench {', '.join(s.name for s in shared)}")
+        timed = timer(sub_s, sub_y, repeat)
+        if timed is None:
             peer_rows.append([f"{label} (not installed)", "-", "-", "-", "-"])
             continue
-        speedup = (t_peer / n_peer) / ours_us
-        peer_rows.append(fmt(f"{label} (same metrics, subset)", n_peer, t_peer, f"{speedup:.1f}x"))
+        for what, t_peer in zip(("evaluation only", "+ array->dict conversion"), timed):
+            speedup = (t_peer / n_peer) / ours_us
+            peer_rows.append(fmt(f"{label}, {what}", n_peer, t_peer, f"{speedup:.1f}x"))
     print_table(
         f"shared metrics vs peers, {size} candidates (speedup = peer us/query / gradebench us/query)",
         peer_rows,
     )
+    print("\n".join(notes))
 
 
 def main() -> None:
