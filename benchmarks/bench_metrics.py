@@ -45,14 +45,9 @@ from gradebench.metrics import (
     PairwiseAgreement,
     QuerySeparationRatio,
     SeparationRatio,
+    Spearman,
     evaluate,
 )
-from gradebench.metrics import SpearmanRho as _SpearmanRho
-
-try:  # the name the build pipeline uses
-    from gradebench.metrics import Spearman
-except ImportError:  # pragma: no cover
-    Spearman = _SpearmanRho
 
 
 def make_data(n: int, size: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
