@@ -14,6 +14,7 @@ import numpy as np
 
 from gradebench.errors import InvalidArgumentError
 from gradebench.metrics._ranking import Ranking, rank
+from gradebench.metrics._rows import row_sum
 
 
 class Batch:
@@ -53,7 +54,7 @@ class Batch:
         """``[n]`` number of valid items per query (int)."""
         if self.mask is None:
             return np.full(self.n_queries, self.list_size)
-        return self.cached("n_valid", lambda: self.mask.sum(axis=1))
+        return self.cached("n_valid", lambda: row_sum(self.mask))
 
     @property
     def empty(self) -> np.ndarray:
@@ -79,7 +80,15 @@ class Batch:
 
     def ideal_labels(self) -> np.ndarray:
         """``[n, L]`` labels sorted descending, masked-out entries as 0 at the end."""
-        return self.cached("ideal_labels", lambda: self.label_ranking().take(self.labels_z))
+
+        def make() -> np.ndarray:
+            if self.mask is None:
+                return -np.sort(-self.labels, axis=1)
+            ideal = -np.sort(np.where(self.mask, -self.labels, np.inf), axis=1)
+            ideal[np.isinf(ideal)] = 0.0
+            return ideal
+
+        return self.cached("ideal_labels", make)
 
     def relevant(self, threshold: float) -> np.ndarray:
         """``[n, L]`` float 1.0 where a valid label is ``>= threshold``, else 0.0."""

@@ -8,6 +8,10 @@ one vectorized step per index offset ``d = j - i``)::
     Z  = sum [sx == 0] * sy               (score-tied pairs, signed by the label order)
     n0 = number of pairs,  tx = pairs tied in score,  ty = pairs tied in label
 
+``tx`` and ``ty`` come from the tie groups of the score and label rankings (a group of
+``g`` equal values holds ``g (g-1) / 2`` tied pairs), so only ``S`` (and ``Z``, computed
+only when asked) need the O(L^2) pass.
+
 Breaking score ties by candidate order (``"stable"``: the lower index ranks higher, i.e.
 ``sx = -1``) gives ``S - Z``; trec_eval's order (higher index first, ``sx = +1``) gives
 ``S + Z``; counting a tied pair as half right (``"average"``) keeps ``S``.
@@ -15,58 +19,66 @@ Breaking score ties by candidate order (``"stable"``: the lower index ranks high
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 
 from gradebench.metrics._batch import Batch
+from gradebench.metrics._ranking import Ranking
+from gradebench.metrics._rows import row_sum
 
 
-@dataclass(frozen=True)
-class PairCounts:
-    """Per-query ``[n]`` float64 pair counts (see module docstring)."""
-
-    s: np.ndarray
-    z: np.ndarray
-    n0: np.ndarray
-    tx: np.ndarray
-    ty: np.ndarray
-
-    def signed_sum(self, ties: str) -> np.ndarray:
-        """Concordant minus discordant pairs with score ties resolved by ``ties``."""
-        if ties == "stable":
-            return self.s - self.z
-        if ties == "trec":
-            return self.s + self.z
-        return self.s
-
-
-def _count(batch: Batch) -> PairCounts:
+def _sign_sums(batch: Batch, with_ties: bool) -> tuple[np.ndarray, np.ndarray | None]:
     x, y, m = batch.scores, batch.labels, batch.mask
     n, size = x.shape
     s = np.zeros(n)
-    z = np.zeros(n)
-    tx = np.zeros(n)
-    ty = np.zeros(n)
+    z = np.zeros(n) if with_ties else None
     for d in range(1, size):
         sx = np.sign(x[:, d:] - x[:, :-d])
         sy = np.sign(y[:, d:] - y[:, :-d])
         if m is not None:
-            both = m[:, d:] & m[:, :-d]
-            sy *= both  # pairs with a masked item count nowhere (sy = 0 and not tied)
-            tie_x = (sx == 0) & both
-            tie_y = (sy == 0) & both
-        else:
-            tie_x = sx == 0
-            tie_y = sy == 0
+            sy *= m[:, d:] & m[:, :-d]  # a pair with a masked item counts nowhere
         s += np.einsum("ij,ij->i", sx, sy)
-        z += np.einsum("ij,ij->i", tie_x.astype(np.float64), sy)
-        tx += tie_x.sum(axis=1)
-        ty += tie_y.sum(axis=1)
-    nv = batch.n_valid.astype(np.float64)
-    return PairCounts(s=s, z=z, n0=nv * (nv - 1.0) / 2.0, tx=tx, ty=ty)
+        if z is not None:
+            z += np.einsum("ij,ij->i", (sx == 0).astype(np.float64), sy)
+    return s, z
 
 
-def pair_counts(batch: Batch) -> PairCounts:
-    """The :class:`PairCounts` of a batch (computed once, shared between metrics)."""
-    return batch.cached("pair_counts", lambda: _count(batch))
+def concordance(batch: Batch) -> np.ndarray:
+    """``[n]`` S: concordant minus discordant pairs (score ties count 0)."""
+    return batch.cached("pairs_s", lambda: _sign_sums(batch, False)[0])
+
+
+def signed_sum(batch: Batch, ties: str) -> np.ndarray:
+    """``[n]`` concordant minus discordant pairs with score ties resolved by ``ties``."""
+    if ties == "average":
+        return concordance(batch)
+
+    def make() -> tuple[np.ndarray, np.ndarray]:
+        s, z = _sign_sums(batch, True)
+        batch.cached("pairs_s", lambda: s)
+        return s, z
+
+    s, z = batch.cached("pairs_sz", make)
+    return s - z if ties == "stable" else s + z
+
+
+def tied_pairs(rk: Ranking) -> np.ndarray:
+    """``[n]`` number of pairs of valid items in the same tie group of ``rk``."""
+    if rk.trivial:
+        return np.zeros(rk.order.shape[0])
+    return row_sum(rk.end - rk.start - 1) / 2.0
+
+
+def n_pairs(batch: Batch) -> np.ndarray:
+    """``[n]`` number of pairs of valid items ``m (m-1) / 2``."""
+    m = np.asarray(batch.n_valid, dtype=np.float64)
+    return m * (m - 1.0) / 2.0
+
+
+def score_ties(batch: Batch) -> np.ndarray:
+    """``[n]`` pairs of valid items with equal scores."""
+    return tied_pairs(batch.ranking("average"))
+
+
+def label_ties(batch: Batch) -> np.ndarray:
+    """``[n]`` pairs of valid items with equal labels."""
+    return tied_pairs(batch.label_ranking())

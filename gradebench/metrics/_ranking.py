@@ -18,6 +18,7 @@ Positions are 0-based here; rank = position + 1.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Literal
 
 import numpy as np
@@ -46,9 +47,14 @@ class Ranking:
         """True when no two valid items share a tie group (plain sorted order)."""
         return self.start is None
 
+    @cached_property
+    def _flat(self) -> np.ndarray:
+        n, size = self.order.shape
+        return self.order + (np.arange(n) * size)[:, None]
+
     def take(self, x: np.ndarray) -> np.ndarray:
-        """``x[q, order[q, p]]``: per-item values ``[n, L]`` in ranked order."""
-        return np.take_along_axis(x, self.order, axis=1)
+        """``x[q, order[q, p]]``: per-item values ``[n, L]`` (C-contiguous) in ranked order."""
+        return np.take(x, self._flat)
 
     def group_size(self) -> np.ndarray:
         """``[n, L]`` size of the tie group of each position (ones when trivial)."""
@@ -81,18 +87,22 @@ class Ranking:
             return k
         return int(self.end[:, k - 1].max())
 
+    def _at(self, c: np.ndarray, pos: np.ndarray) -> np.ndarray:
+        n, width = c.shape
+        return np.take(c, pos + (np.arange(n) * width)[:, None])
+
     def at_start(self, c: np.ndarray) -> np.ndarray:
         """``c[q, start[q, p]]`` for an exclusive cumulative sum ``c`` of shape ``[n, L+1]``:
         the total of the positions before each position's group."""
         if self.start is None:
             return c[:, :-1]
-        return np.take_along_axis(c, self.start, axis=1)
+        return self._at(c, self.start)
 
     def at_end(self, c: np.ndarray) -> np.ndarray:
         """``c[q, end[q, p]]``: the total of the positions up to the end of each group."""
         if self.end is None:
             return c[:, 1:]
-        return np.take_along_axis(c, self.end, axis=1)
+        return self._at(c, self.end)
 
 
 def exclusive_cumsum(x: np.ndarray) -> np.ndarray:
@@ -118,23 +128,24 @@ def rank(values: np.ndarray, mask: np.ndarray | None, ties: str) -> Ranking:
     key = -values
     if mask is not None:
         key = np.where(mask, key, np.inf)
-    n_pos = key.shape[1]
-    if ties == "trec":
-        order = (n_pos - 1) - np.argsort(key[:, ::-1], axis=1, kind="stable")
-    elif ties == "stable":
-        order = np.argsort(key, axis=1, kind="stable")
-    else:
-        order = np.argsort(key, axis=1)
-    if ties != "average" or n_pos < 2:
+    n, n_pos = key.shape
+    order = np.argsort(key, axis=1)  # fast and unstable: tie order fixed below if needed
+    if n_pos < 2:
         return Ranking(order, None, None)
-    sorted_key = np.take_along_axis(key, order, axis=1)
+    sorted_key = np.take(key, order + (np.arange(n) * n_pos)[:, None])
     new = np.empty(key.shape, dtype=bool)
     new[:, 0] = True
     np.not_equal(sorted_key[:, 1:], sorted_key[:, :-1], out=new[:, 1:])
-    # masked items (key +inf) are never tied with anything: each is a group of its own
-    new[:, 1:] |= np.isinf(sorted_key[:, 1:])
-    if new.all():
+    if mask is not None:
+        # masked items (key +inf) are inert: never tied with anything, any order among them
+        new[:, 1:] |= np.isinf(sorted_key[:, 1:])
+    if new.all():  # no ties: the order is the same under every policy
         return Ranking(order, None, None)
+    if ties == "trec":
+        order = (n_pos - 1) - np.argsort(key[:, ::-1], axis=1, kind="stable")
+        return Ranking(order, None, None)
+    if ties == "stable":
+        return Ranking(np.argsort(key, axis=1, kind="stable"), None, None)
     pos = np.arange(n_pos)
     start = np.maximum.accumulate(np.where(new, pos, 0), axis=1)
     last = np.empty_like(new)

@@ -27,7 +27,8 @@ from typing import Literal
 import numpy as np
 
 from gradebench.metrics._batch import Batch, nan_where, safe_divide
-from gradebench.metrics._pairs import pair_counts
+from gradebench.metrics._pairs import label_ties, n_pairs, signed_sum
+from gradebench.metrics._rows import row_max, row_sum
 from gradebench.metrics.spec import MetricSpec, register
 
 Ties = Literal["average", "stable", "trec"]
@@ -40,9 +41,8 @@ def pairwise_agreement_values(batch: Batch, ties: str) -> np.ndarray:
     resolved by ``ties``, or counting 0 under ``"average"``), the share is ``(1 + S/J) / 2``:
     a tied pair counts 1/2.
     """
-    pc = pair_counts(batch)
-    judged = pc.n0 - pc.ty
-    values = 0.5 * (1.0 + safe_divide(pc.signed_sum(ties), judged))
+    judged = n_pairs(batch) - label_ties(batch)
+    values = 0.5 * (1.0 + safe_divide(signed_sum(batch, ties), judged))
     return nan_where(values, judged == 0)
 
 
@@ -52,12 +52,12 @@ def top1_values(batch: Batch, ties: str) -> np.ndarray:
     if m is not None:
         s = np.where(m, s, -np.inf)
         y = np.where(m, y, -np.inf)
-    top = s == s.max(axis=1, keepdims=True)
-    best = y == y.max(axis=1, keepdims=True)
+    top = s == row_max(s)[:, None]
+    best = y == row_max(y)[:, None]
     if m is not None:
         top &= m
     if ties == "average":
-        values = safe_divide(np.count_nonzero(top & best, axis=1), np.count_nonzero(top, axis=1))
+        values = safe_divide(row_sum(top & best), row_sum(top))
     else:
         n_pos = batch.list_size
         if ties == "stable":
@@ -76,7 +76,7 @@ def rank_class_values(batch: Batch, ties: str) -> np.ndarray:
     n_pos = batch.list_size
     valid_pos = np.arange(n_pos) < batch.n_valid[:, None]
     if rk.trivial:
-        hits = np.count_nonzero((ranked == target) & valid_pos, axis=1).astype(np.float64)
+        hits = row_sum((ranked == target) & valid_pos)
     else:
         # expected matches: position p receives a uniformly random item of its tie group
         size = rk.group_size()

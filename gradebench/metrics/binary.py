@@ -34,6 +34,7 @@ import numpy as np
 
 from gradebench.metrics._batch import Batch, nan_where, safe_divide
 from gradebench.metrics._ranking import exclusive_cumsum
+from gradebench.metrics._rows import row_sum
 from gradebench.metrics.spec import MetricSpec, cutoff, position_weights, register
 
 NoRelevant = Literal["zero", "exclude"]
@@ -52,7 +53,7 @@ def _ranked_relevance(batch: Batch, threshold: float, ties: str) -> tuple[np.nda
 
 def n_relevant(batch: Batch, threshold: float) -> np.ndarray:
     """``[n]`` number of relevant valid items per query."""
-    return batch.cached(("n_relevant", threshold), lambda: batch.relevant(threshold).sum(axis=1))
+    return batch.cached(("n_relevant", threshold), lambda: row_sum(batch.relevant(threshold)))
 
 
 def hits_at_k(batch: Batch, k: int | None, threshold: float, ties: str) -> np.ndarray:
@@ -79,7 +80,7 @@ def ap_values(batch: Batch, k: int | None, threshold: float, ties: str) -> np.nd
         offset = np.arange(n) - rk.start[:, :n]
         within = safe_divide(offset * (r - 1.0), size - 1.0)
         terms = (r / size) * (before + 1.0 + within) / ranks
-    return safe_divide(terms.sum(axis=1), n_relevant(batch, threshold))
+    return safe_divide(row_sum(terms), n_relevant(batch, threshold))
 
 
 def rr_values(batch: Batch, k: int | None, threshold: float, ties: str) -> np.ndarray:

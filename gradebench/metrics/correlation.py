@@ -19,7 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from gradebench.metrics._batch import Batch, nan_where
-from gradebench.metrics._pairs import pair_counts
+from gradebench.metrics._pairs import concordance, label_ties, n_pairs, score_ties
 from gradebench.metrics._ranking import Ranking
 from gradebench.metrics.spec import MetricSpec, register
 
@@ -58,10 +58,10 @@ def spearman_values(batch: Batch) -> np.ndarray:
 
 def kendall_values(batch: Batch) -> np.ndarray:
     """``[n]`` Kendall's tau-b per query (NaN where undefined)."""
-    pc = pair_counts(batch)
-    prod = (pc.n0 - pc.tx) * (pc.n0 - pc.ty)
+    n0 = n_pairs(batch)
+    prod = (n0 - score_ties(batch)) * (n0 - label_ties(batch))
     undefined = prod <= 0
-    value = pc.s / np.sqrt(np.where(undefined, 1.0, prod))
+    value = concordance(batch) / np.sqrt(np.where(undefined, 1.0, prod))
     return nan_where(np.clip(value, -1.0, 1.0), undefined)
 
 

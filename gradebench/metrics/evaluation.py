@@ -18,7 +18,7 @@ from gradebench.metrics._inputs import as_mask, check_inputs, check_nonnegative
 from gradebench.metrics.spec import MetricSpec
 
 #: items per block of queries (rows = BLOCK_ITEMS // list_size)
-BLOCK_ITEMS = 1 << 17
+BLOCK_ITEMS = 1 << 16
 
 
 @dataclass(frozen=True)

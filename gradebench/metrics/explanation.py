@@ -31,6 +31,7 @@ import numpy as np
 
 from gradebench.metrics._batch import Batch, nan_where, safe_divide
 from gradebench.metrics._ranking import exclusive_cumsum
+from gradebench.metrics._rows import row_sum
 from gradebench.metrics.spec import MetricSpec, cutoff, position_weights, register
 
 Ties = Literal["average", "stable", "trec"]
@@ -53,7 +54,7 @@ def relevance_values(batch: Batch, k: int, threshold: float, ties: str) -> np.nd
 
 def completeness_values(batch: Batch, k: int, ties: str, metric: str) -> np.ndarray:
     gold = batch.extra("gold", metric).astype(np.float64)
-    n_gold = gold.sum(axis=1)
+    n_gold = row_sum(gold)
     found = _expected_in_top_k(batch, gold, k, ties)
     return nan_where(safe_divide(found, n_gold), batch.empty | (n_gold == 0))
 

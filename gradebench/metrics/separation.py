@@ -26,6 +26,7 @@ from typing import Literal
 import numpy as np
 
 from gradebench.metrics._batch import Batch, nan_where, safe_divide
+from gradebench.metrics._rows import row_max, row_min, row_sum
 from gradebench.metrics.spec import MetricSpec, register
 
 
@@ -50,11 +51,11 @@ def _row_var(batch: Batch, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Per-row population variance over valid items, and a "constant row" flag."""
     n_valid = batch.n_valid
     if batch.mask is None:
-        hi, lo = x.max(axis=1), x.min(axis=1)
+        hi, lo = row_max(x), row_min(x)
     else:
-        hi = np.where(batch.mask, x, -np.inf).max(axis=1)
-        lo = np.where(batch.mask, x, np.inf).min(axis=1)
-    mean = safe_divide(batch.zero_masked(x).sum(axis=1), n_valid)
+        hi = row_max(np.where(batch.mask, x, -np.inf))
+        lo = row_min(np.where(batch.mask, x, np.inf))
+    mean = safe_divide(row_sum(batch.zero_masked(x)), n_valid)
     dev = batch.zero_masked(x - mean[:, None])
     var = safe_divide(np.einsum("ij,ij->i", dev, dev), n_valid)
     return var, ~(hi > lo)
@@ -72,7 +73,7 @@ def tier_eta2_value(batch: Batch, center: str) -> float:
     """Corpus-level ``SS_between / SS_total`` of scores grouped by label value."""
     scores = batch.scores
     if center == "query":
-        mean = safe_divide(batch.zero_masked(scores).sum(axis=1), batch.n_valid)
+        mean = safe_divide(row_sum(batch.zero_masked(scores)), batch.n_valid)
         scores = scores - mean[:, None]
     s = _pooled(batch, scores)
     y = _pooled(batch, batch.labels)
