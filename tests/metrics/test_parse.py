@@ -132,3 +132,12 @@ def test_specs_are_frozen_and_hashable():
     with pytest.raises(dataclasses.FrozenInstanceError):
         spec.k = 3  # type: ignore[misc]
     assert {spec: 1}[NDCG(k=5)] == 1
+
+
+def test_public_names_and_facade():
+    import gradebench
+    import gradebench.metrics as gm
+
+    assert gm.Spearman is gm.SpearmanRho  # the short name other modules use
+    assert all(hasattr(gm, name) for name in gm.__all__)
+    assert gradebench.evaluate is gm.evaluate and gradebench.parse_metric is gm.parse_metric
