@@ -120,6 +120,10 @@ def rank(values: np.ndarray, mask: np.ndarray | None, ties: str) -> Ranking:
         mask: ``[n, L]`` bool or None (all valid). Masked items go last.
         ties: ``"average"``, ``"stable"`` or ``"trec"``.
 
+    A fast unstable argsort runs first; only if some valid items tie does ``"stable"`` /
+    ``"trec"`` sort again with a stable sort, and ``"average"`` compute the tie groups.
+    Masked items are never grouped (their order among themselves affects no metric).
+
     Example:
         >>> r = rank(np.array([[1.0, 3.0, 1.0]]), None, "trec")
         >>> r.order.tolist()
