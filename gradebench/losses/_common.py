@@ -123,11 +123,14 @@ def prepare(
     label_min: float | None = None,
     label_max: float | None = None,
     label_rule: str = "",
+    gain: str | None = None,
 ) -> Inputs:
     """Check shapes/dtypes (always) and values (if ``validate``); zero out masked entries.
 
     Value checks (finite scores and labels, ``label_min <= labels <= label_max``) look at valid
     items only and cost one fused reduction and one host sync; ``validate=False`` skips them.
+    ``gain`` (``"exp2"``/``"linear"``) sets the label range that gain needs (see
+    :func:`gain_label_bounds`).
     """
     if not isinstance(scores, torch.Tensor):
         raise InvalidArgumentError(
@@ -144,6 +147,9 @@ def prepare(
             f"{loss}: scores must have shape [batch, list_size], got shape {tuple(scores.shape)}",
             hint="use scores.unsqueeze(0) for a single list",
         )
+    if gain is not None:
+        label_min, label_max, rule = gain_label_bounds(scores.dtype, gain)
+        label_rule = f"{loss}: {rule}"
     labels_t = _as_tensor(loss, "labels", labels, scores)
     if labels_t.is_complex():
         raise InvalidArgumentError(f"{loss}: labels must be real numbers, got dtype {labels_t.dtype}")
@@ -236,13 +242,18 @@ def reduce(per_list: torch.Tensor, count: torch.Tensor, reduction: str) -> torch
     total = per_list.sum()
     if reduction == "sum":
         return total
-    return total / count.sum().clamp(min=1).to(per_list.dtype)
+    return total / count.to(torch.int64).sum().clamp(min=1).to(per_list.dtype)
 
 
 def pair_mask(labels: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
-    """``[B, L, L]`` bool: entry ``[b, i, j]`` is True when ``y_i > y_j`` and both are valid."""
-    valid = mask.unsqueeze(-1) & mask.unsqueeze(-2)
-    return (labels.unsqueeze(-1) > labels.unsqueeze(-2)) & valid
+    """``[B, L, L]`` bool: entry ``[b, i, j]`` is True when ``y_i > y_j`` and both are valid.
+
+    One comparison: a masked ``i`` compares as ``-inf`` and a masked ``j`` as ``+inf``.
+    """
+    inf = torch.tensor(float("inf"), dtype=labels.dtype, device=labels.device)
+    hi = torch.where(mask, labels, -inf)
+    lo = torch.where(mask, labels, inf)
+    return hi.unsqueeze(-1) > lo.unsqueeze(-2)
 
 
 def pair_diffs(scores: torch.Tensor) -> torch.Tensor:

@@ -17,7 +17,6 @@ from gradebench.losses._common import (
     check_optional_int,
     check_positive,
     check_reduction,
-    gain_label_bounds,
     gains,
     ideal_dcg,
     prepare,
@@ -231,15 +230,11 @@ def approxndcg(
     check_reduction("approxndcg", reduction)
     t = check_positive("approxndcg", "temperature", temperature)
     check_choice("approxndcg", "gain", gain, GAINS)
-    lo, hi, rule = gain_label_bounds(scores.dtype if isinstance(scores, torch.Tensor) else torch.float32, gain)
-    x = prepare("approxndcg", scores, labels, mask, validate=validate, label_min=lo, label_max=hi,
-                label_rule=f"approxndcg: {rule}")
-    n = x.scores.shape[-1]
-    valid_pairs = x.mask.unsqueeze(-1) & x.mask.unsqueeze(-2)
-    valid_pairs &= ~torch.eye(n, dtype=torch.bool, device=x.scores.device)
-    # [b, i, j] = sigmoid((s_j - s_i) / T)
+    x = prepare("approxndcg", scores, labels, mask, validate=validate, gain=gain)
+    # [b, i, j] = sigmoid((s_j - s_i) / T), summed over valid j. The j = i term is sigmoid(0) = 1/2
+    # for every i, so r_i = 1 + sum_{j != i} = 1/2 + sum_j: no [B, L, L] mask needed.
     step = torch.sigmoid((x.scores.unsqueeze(-2) - x.scores.unsqueeze(-1)) / t)
-    approx_ranks = 1.0 + (step * valid_pairs).sum(-1)
+    approx_ranks = 0.5 + (step * x.mask.to(step.dtype).unsqueeze(-2)).sum(-1)
     g = gains(x.labels, gain) * x.mask
     dcg = (g / torch.log2(1.0 + approx_ranks)).sum(-1)
     idcg = ideal_dcg(g, x.mask)

@@ -11,7 +11,6 @@ from gradebench.losses._common import (
     check_optional_int,
     check_positive,
     check_reduction,
-    gain_label_bounds,
     gains,
     ideal_dcg,
     inverse_log2_discounts,
@@ -38,8 +37,8 @@ def neural_sort(scores: torch.Tensor, mask: torch.Tensor, temperature: float) ->
     bsz, size = scores.shape
     dtype, device = scores.dtype, scores.device
     n = mask.sum(-1, keepdim=True)
-    valid_pairs = mask.unsqueeze(-1) & mask.unsqueeze(-2)
-    spread = ((scores.unsqueeze(-1) - scores.unsqueeze(-2)).abs() * valid_pairs).sum(-1)  # [B, L] (A_s 1)_j
+    valid = mask.to(dtype).unsqueeze(-2)
+    spread = ((scores.unsqueeze(-1) - scores.unsqueeze(-2)).abs() * valid).sum(-1)  # [B, L] (A_s 1)_j
     positions = torch.arange(1, size + 1, device=device)
     coef = (n + 1 - 2 * positions).to(dtype)  # [B, L] one per row i
     logits = (coef.unsqueeze(-1) * scores.unsqueeze(-2) - spread.unsqueeze(-2)) / temperature
@@ -110,9 +109,7 @@ def neuralndcg(
     check_choice("neuralndcg", "gain", gain, GAINS)
     k = check_optional_int("neuralndcg", "k", k, minimum=1)
     iters = check_int("neuralndcg", "sinkhorn_iters", sinkhorn_iters, minimum=0)
-    lo, hi, rule = gain_label_bounds(scores.dtype if isinstance(scores, torch.Tensor) else torch.float32, gain)
-    x = prepare("neuralndcg", scores, labels, mask, validate=validate, label_min=lo, label_max=hi,
-                label_rule=f"neuralndcg: {rule}")
+    x = prepare("neuralndcg", scores, labels, mask, validate=validate, gain=gain)
     p_hat = neural_sort(x.scores, x.mask, tau)
     # Sinkhorn scaling in vector form: sinkhorn(P) = diag(u) P diag(v), with the same column-then-row
     # order as allRank's alternating normalisation; empty rows/columns stay 0.
