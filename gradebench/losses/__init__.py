@@ -29,7 +29,7 @@ from __future__ import annotations
 
 from gradebench.losses._registry import LOSSES, LossSpec, get_loss, loss_names
 from gradebench.losses.listwise import approxndcg, listmle, listnet
-from gradebench.losses.neuralndcg import neural_sort, neuralndcg
+from gradebench.losses.neuralndcg import neural_sort, neuralndcg, sinkhorn_scaling
 from gradebench.losses.pairwise import bradley_terry, hinge, lambdaloss, lambdarank, margin, ranknet
 from gradebench.losses.pointwise import mse, sigmoid_ce
 
@@ -52,6 +52,7 @@ __all__ = [
     "approxndcg",
     "neuralndcg",
     "neural_sort",
+    "sinkhorn_scaling",
 ]
 
 

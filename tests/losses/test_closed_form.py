@@ -307,3 +307,42 @@ def test_neural_sort_is_unimodal_row_stochastic() -> None:
     assert torch.allclose(p[:3].sum(-1), torch.ones(3, dtype=F64))
     assert torch.all(p[3] == 0) and torch.all(p[:, 3] == 0)
     assert p[:3].argmax(-1).tolist() == [1, 0, 2]
+
+
+def _sinkhorn_by_autograd(p: torch.Tensor, iters: int) -> tuple[torch.Tensor, torch.Tensor]:
+    u = torch.ones(p.shape[:-1], dtype=p.dtype)
+    v = torch.ones_like(u)
+    for _ in range(iters):
+        v = 1.0 / (p * u.unsqueeze(-1)).sum(-2).clamp(min=1e-10)
+        u = 1.0 / (p * v.unsqueeze(-2)).sum(-1).clamp(min=1e-10)
+    return u, v
+
+
+def test_sinkhorn_zero_rounds_is_identity() -> None:
+    u, v = L.sinkhorn_scaling(torch.rand(2, 3, 3, dtype=F64), 0)
+    assert torch.all(u == 1) and torch.all(v == 1)
+
+
+@pytest.mark.parametrize("iters", [1, 2, 7, 50])
+def test_sinkhorn_backward_equals_autograd_through_the_loop(iters: int) -> None:
+    gen = torch.Generator().manual_seed(iters)
+    p = torch.rand(3, 6, 6, dtype=F64, generator=gen)
+    p[0, 4:, :] = 0  # padding rows / columns stay empty
+    p[0, :, 4:] = 0
+    w_u, w_v = torch.randn(3, 6, dtype=F64, generator=gen), torch.randn(3, 6, dtype=F64, generator=gen)
+    grads = []
+    for fn in (L.sinkhorn_scaling, _sinkhorn_by_autograd):
+        leaf = p.clone().requires_grad_(True)
+        u, v = fn(leaf, iters)
+        ((u * w_u + v * w_v)[1:].sum() + (u * w_u + v * w_v)[0, :4].sum()).backward()
+        grads.append((u.detach(), v.detach(), leaf.grad))
+    (u1, v1, g1), (u2, v2, g2) = grads
+    assert torch.allclose(u1, u2) and torch.allclose(v1, v2)
+    assert torch.allclose(g1, g2, rtol=1e-10, atol=1e-10)
+    rows = (torch.diag_embed(u1) @ p @ torch.diag_embed(v1))[1:].sum(-1)
+    assert torch.allclose(rows, torch.ones_like(rows))
+
+
+def test_sinkhorn_gradcheck() -> None:
+    p = (torch.rand(2, 4, 4, dtype=F64, generator=torch.Generator().manual_seed(1)) + 0.1).requires_grad_(True)
+    assert torch.autograd.gradcheck(lambda q: L.sinkhorn_scaling(q, 5), (p,))
