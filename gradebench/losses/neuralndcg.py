@@ -68,16 +68,17 @@ class _Sinkhorn(torch.autograd.Function):
 
     @staticmethod
     def forward(ctx, p: torch.Tensor, iters: int):  # noqa: ANN001, ANN205
+        eps = max(_SINKHORN_EPS, torch.finfo(p.dtype).tiny)  # 1e-10 underflows in float16
         u = torch.ones(p.shape[:-1], dtype=p.dtype, device=p.device)
         us, vs, cols, rows = [u], [], [], []
         for _ in range(iters):
             col = _rmatvec(p, u)
-            v = 1.0 / col.clamp(min=_SINKHORN_EPS)
+            v = 1.0 / col.clamp(min=eps)
             row = _matvec(p, v)
-            u = 1.0 / row.clamp(min=_SINKHORN_EPS)
+            u = 1.0 / row.clamp(min=eps)
             us.append(u), vs.append(v), cols.append(col), rows.append(row)
         v_out = vs[-1] if vs else torch.ones_like(u)
-        ctx.iters = iters
+        ctx.iters, ctx.eps = iters, eps
         if iters:
             ctx.save_for_backward(p, torch.stack(us), torch.stack(vs), torch.stack(cols), torch.stack(rows))
         return u, v_out
@@ -93,11 +94,11 @@ class _Sinkhorn(torch.autograd.Function):
         left, right = [], []  # dL/dP = sum_k left_k (outer) right_k
         for t in range(ctx.iters - 1, -1, -1):
             # u_t = 1 / max(row_t, eps), row_t = P v_t
-            row_bar = torch.where(rows[t] >= _SINKHORN_EPS, -u_bar * us[t + 1] * us[t + 1], zero)
+            row_bar = torch.where(rows[t] >= ctx.eps, -u_bar * us[t + 1] * us[t + 1], zero)
             left.append(row_bar), right.append(vs[t])
             v_bar = v_bar + _rmatvec(p, row_bar)
             # v_t = 1 / max(col_t, eps), col_t = P^T u_{t-1}
-            col_bar = torch.where(cols[t] >= _SINKHORN_EPS, -v_bar * vs[t] * vs[t], zero)
+            col_bar = torch.where(cols[t] >= ctx.eps, -v_bar * vs[t] * vs[t], zero)
             left.append(us[t]), right.append(col_bar)
             u_bar = _matvec(p, col_bar)
             v_bar = torch.zeros_like(v_bar)  # v_{t-1} feeds nothing but the next u

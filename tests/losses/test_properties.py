@@ -272,3 +272,17 @@ def test_registry_covers_the_issue() -> None:
     wanted = {"mse", "sigmoid_ce", "bradley_terry", "ranknet", "hinge", "margin", "lambdarank", "listnet",
               "listmle", "approxndcg", "lambdaloss", "neuralndcg"}
     assert wanted <= set(LOSSES.names())
+
+
+@pytest.mark.parametrize("name", ALL)
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+def test_half_precision_is_finite_and_close(name: str, dtype: torch.dtype) -> None:
+    gen = torch.Generator().manual_seed(11)
+    s = (torch.randn(4, 8, generator=gen) * 3).to(dtype).requires_grad_(True)
+    y = fit_labels(name, torch.randint(0, 5, (4, 8), generator=gen).to(dtype))
+    mask = torch.rand(4, 8, generator=gen) < 0.8
+    out = call(name, s, y, mask=mask)
+    out.backward()
+    assert out.dtype == dtype and torch.isfinite(out) and torch.isfinite(s.grad).all()
+    ref = call(name, s.detach().double(), y.double(), mask=mask)
+    assert abs(out.item() - ref.item()) <= 0.05 * max(1.0, abs(ref.item()))
