@@ -23,7 +23,13 @@ def recipes_table() -> str:
     return "\n".join(lines)
 
 
-BLOCKS = {"recipes": recipes_table}
+def losses_table() -> str:
+    from gradebench.losses import loss_table
+
+    return loss_table().strip()
+
+
+BLOCKS = {"recipes": recipes_table, "losses": losses_table}
 
 
 def render(text: str) -> str:
