@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import math
 from pathlib import Path
 from typing import Any
 
@@ -83,9 +82,3 @@ def choice_index(n: int, *parts: str) -> int:
 def short_id(*parts: str, length: int = 16) -> str:
     """A hex id of ``length`` characters derived from ``parts``."""
     return key_digest(*parts).hex()[:length]
-
-
-def check_finite(x: float, name: str) -> float:
-    if not math.isfinite(x):
-        raise InvalidArgumentError(f"{name} must be finite, got {x!r}")
-    return x

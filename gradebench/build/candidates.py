@@ -8,7 +8,7 @@ score, candidate order) is derived from sha256 of the recipe's seed namespace an
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from gradebench.build.scoring import Adjuster, base_score, words
 from gradebench.hashing import choice_index, key_digest, uniform_from_digest
@@ -18,11 +18,16 @@ from gradebench.sources.base import NLIExample
 
 @dataclass(frozen=True)
 class Query:
-    """A source example accepted for the benchmark, with its id and output split."""
+    """A source example accepted for the benchmark, with its id and output split.
+
+    ``borrowed`` maps each sibling/unrelated tier to the pool rows chosen for it (found once,
+    during selection, and reused when the candidates are built).
+    """
 
     example: NLIExample
     query_id: str
     split: str
+    borrowed: dict[str, tuple[int, ...]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -151,10 +156,7 @@ class CandidateBuilder:
         if tier.candidates == "template":
             return self._templates(q, tier)
         pool = self.pools[ex.split]
-        if tier.candidates == "sibling_explanation":
-            idx = sibling_indices(pool, ex, tier, self.ns, q.query_id)
-        else:
-            idx = unrelated_indices(pool, ex, tier, self.ns, q.query_id, own_explanation_index(self.recipe))
+        idx = q.borrowed[tier.name]
         return [(explanation(pool.explanations[i], tier.explanation), None, pool.source_ids[i], "human") for i in idx]
 
     def _templates(self, q: Query, tier: TierSpec) -> list[tuple[str, str | None, str | None, str]]:

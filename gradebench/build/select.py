@@ -103,6 +103,7 @@ def select(
                 skipped["duplicate_query"] += 1
                 continue
             reason = None
+            borrowed: dict[str, tuple[int, ...]] = {}
             for tier in borrowing:
                 if tier.candidates == "sibling_explanation":
                     found = sibling_indices(pools[split], ex, tier, ns, qid)
@@ -113,10 +114,11 @@ def select(
                 if len(found) < tier.count:
                     reason = missing
                     break
+                borrowed[tier.name] = tuple(found)
             if reason:
                 skipped[reason] += 1
                 continue
             seen.add(qid)
             out_split = resplit_of(qid, resplit) if resplit else split
-            queries.append(Query(ex, qid, out_split))
+            queries.append(Query(ex, qid, out_split, borrowed))
     return Selection(queries, pools, skipped)

@@ -81,22 +81,6 @@ def _blocks(n: int):
         yield slice(start, min(n, start + _CHUNK))
 
 
-def _pair_agreement(feature: np.ndarray, grade: np.ndarray, mask: np.ndarray) -> float:
-    """Mean over queries of pairwise agreement between ``feature`` order and ``grade`` order."""
-    per_query = []
-    for b in _blocks(grade.shape[0]):
-        g, f, m = grade[b], feature[b], mask[b]
-        dg = g[:, :, None] - g[:, None, :]
-        df = f[:, :, None] - f[:, None, :]
-        valid = m[:, :, None] & m[:, None, :] & (dg > 0)
-        credit = np.where(df > 0, 1.0, np.where(df == 0, 0.5, 0.0))
-        pairs = valid.sum(axis=(1, 2))
-        ok = pairs > 0
-        per_query.append((credit * valid).sum(axis=(1, 2))[ok] / pairs[ok])
-    values = np.concatenate(per_query) if per_query else np.empty(0)
-    return float(values.mean()) if values.size else float("nan")
-
-
 def _violations(score: np.ndarray, grade: np.ndarray, mask: np.ndarray) -> np.ndarray:
     """Per query: is there a pair with a higher grade but a lower score?"""
     out = []
@@ -154,11 +138,15 @@ def tier_stats(recipe: Recipe, f: RowFeatures) -> dict[str, dict[str, float | in
 
 
 def shortcut_probes(f: RowFeatures) -> dict[str, float | None]:
+    """Pairwise agreement (ties count 1/2) of a ranking by one surface feature with the grades."""
+    from gradebench.metrics import PairwiseAgreement, evaluate
+
     grade, mask = f.dense(f.relevance.astype(np.float64))
-    return {
-        name: _round(_pair_agreement(f.dense(values.astype(np.float64))[0], grade, mask))
-        for name, values in (("length", f.n_words), ("query_overlap", f.overlap), ("human_authorship", f.human))
-    }
+    out = {}
+    for name, values in (("length", f.n_words), ("query_overlap", f.overlap), ("human_authorship", f.human)):
+        feature = f.dense(values.astype(np.float64))[0]
+        out[name] = _round(next(iter(evaluate(feature, grade, [PairwiseAgreement()], mask=mask).means.values())))
+    return out
 
 
 def summarize(recipe: Recipe, per_split: dict[str, RowFeatures]) -> dict:
