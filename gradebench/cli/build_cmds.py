@@ -1,53 +1,13 @@
-"""Command line: thin commands over the library API.
-
-Every command's ``--json`` prints exactly the object its Python function returns. Any
-:class:`~gradebench.errors.GradebenchError` becomes one line on stderr and exit code 2
-(a traceback only with ``--debug``).
-"""
+"""``gradebench build | info | list``."""
 
 from __future__ import annotations
 
-import json
-import sys
 from pathlib import Path
-from typing import Annotated, Any, Optional
+from typing import Annotated, Optional
 
 import typer
 
-from gradebench.errors import GradebenchError, InvalidArgumentError
-
-app = typer.Typer(
-    name="gradebench",
-    help="Graded ranking benchmarks from explanation and NLI datasets.",
-    no_args_is_help=True,
-    add_completion=False,
-    pretty_exceptions_enable=False,
-)
-_state = {"debug": False}
-
-
-@app.callback()
-def _main(debug: Annotated[bool, typer.Option("--debug", help="show tracebacks")] = False) -> None:
-    _state["debug"] = debug
-
-
-def _emit(obj: Any) -> None:
-    sys.stdout.write(json.dumps(obj, indent=2, sort_keys=True) + "\n")
-
-
-def parse_resplit(text: str) -> tuple[int, int, int]:
-    """``"80/10/10"`` -> ``(80, 10, 10)``."""
-    parts = text.split("/")
-    try:
-        values = tuple(int(p) for p in parts)
-    except ValueError:
-        values = ()
-    if len(values) != 3 or any(v < 0 for v in values) or sum(values) != 100:
-        raise InvalidArgumentError(
-            f"--resplit {text!r} is not three percentages summing to 100", hint="e.g. --resplit 80/10/10"
-        )
-    return values  # type: ignore[return-value]
-
+from gradebench.cli.app import _emit, app, parse_resplit
 
 @app.command()
 def build(
@@ -150,34 +110,3 @@ def list_cmd(as_json: Annotated[bool, typer.Option("--json", help="print the res
     Console().print(t)
 
 
-def main(argv: list[str] | None = None) -> int:
-    """Entry point: run the app, mapping typed errors to one line and exit code 2."""
-    args = list(sys.argv[1:] if argv is None else argv)
-    debug = "--debug" in args
-    try:
-        app(args=args, prog_name="gradebench", standalone_mode=False)
-    except GradebenchError as e:
-        if debug:
-            raise
-        sys.stderr.write(f"gradebench: error: {e.one_line()}\n")
-        return e.exit_code
-    except typer.Exit as e:
-        return e.exit_code
-    except typer.Abort:
-        sys.stderr.write("gradebench: aborted\n")
-        return 130
-    except typer.TyperException as e:  # usage errors: bad option, missing argument
-        show = getattr(e, "show", None)
-        if show is not None:
-            show()
-        else:
-            sys.stderr.write(f"gradebench: error: {e}\n")
-        return 2
-    except KeyboardInterrupt:
-        sys.stderr.write("gradebench: interrupted; nothing was left half-written\n")
-        return 130
-    return 0
-
-
-if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main())

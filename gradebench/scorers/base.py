@@ -1,0 +1,160 @@
+"""The scorer contract: what every registered scorer implements.
+
+A scorer maps a :class:`~gradebench.lists.Lists` (dense query/candidate lists) to one float
+per candidate, ``[n_queries, list_size]`` (values at padding are ignored). Untrained scorers
+only implement :meth:`Scorer.score`; trainable ones also implement :meth:`Scorer.fit`,
+:meth:`Scorer.save` and :meth:`Scorer.load`.
+
+Configuration is a pydantic model with ``extra="forbid"`` (:class:`ScorerConfig` subclass,
+set as the class attribute ``Config``), so a typo in ``--set key=value`` fails with the key.
+Scorers never touch global RNG state: every random choice derives from ``seed``.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, ClassVar, Literal
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict, Field
+
+from gradebench.errors import InvalidArgumentError
+from gradebench.lists import Lists
+
+ScorerKind = Literal["baseline", "probe", "neural", "gbdt"]
+
+
+class ScorerConfig(BaseModel):
+    """Base of every scorer's configuration (unknown keys are errors)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, protected_namespaces=())
+
+
+class TrainOptions(BaseModel):
+    """Options of one training run, shared by every trainable scorer.
+
+    ``lr=None`` means the scorer's own default (``Scorer.default_lr``).
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    loss: str | None = None
+    loss_params: dict[str, Any] = Field(default_factory=dict)
+    epochs: int = Field(10, ge=1, le=10_000)
+    lr: float | None = Field(None, gt=0)
+    weight_decay: float = Field(0.01, ge=0)
+    warmup_ratio: float = Field(0.1, ge=0, lt=1)
+    batch_queries: int = Field(32, ge=1)
+    max_grad_norm: float = Field(1.0, gt=0)
+    patience: int = Field(3, ge=1)
+    eval_metric: str = "ndcg@5"
+    list_size: int | None = Field(None, ge=1)
+    max_train_queries: int | None = Field(None, ge=1)
+    seed: int = 42
+
+
+#: ``progress(done, total, message)``; the harness passes a rich progress bar on a TTY
+ProgressFn = Callable[[int, int, str], None]
+
+
+class Scorer(ABC):
+    """Base class of every scorer.
+
+    Class attributes:
+        name: registry name (set by :func:`~gradebench.scorers.register_scorer`).
+        version: bump when the scorer's output for the same config/weights changes.
+        kind: ``baseline`` | ``probe`` | ``neural`` | ``gbdt``.
+        trainable: whether :meth:`fit` learns anything.
+        uses_loss: whether :meth:`fit` optimises a registered gradebench loss.
+        default_loss: the loss used when a trainable scorer is given none.
+        default_lr: learning rate used when ``TrainOptions.lr`` is None.
+        summary: one line for ``gradebench scorers`` and the README.
+        Config: the pydantic configuration model.
+    """
+
+    name: ClassVar[str] = ""
+    version: ClassVar[int] = 1
+    kind: ClassVar[ScorerKind] = "baseline"
+    trainable: ClassVar[bool] = False
+    uses_loss: ClassVar[bool] = False
+    default_loss: ClassVar[str | None] = None
+    default_lr: ClassVar[float] = 1e-3
+    summary: ClassVar[str] = ""
+    Config: ClassVar[type[ScorerConfig]] = ScorerConfig
+
+    def __init__(self, config: ScorerConfig | dict[str, Any] | None = None, *, seed: int = 42) -> None:
+        self.config = self.make_config(config)
+        if isinstance(seed, bool) or not isinstance(seed, int):
+            raise InvalidArgumentError(f"seed must be an integer, got {seed!r}", hint="e.g. --seed 42")
+        self.seed = seed
+
+    @classmethod
+    def make_config(cls, config: ScorerConfig | dict[str, Any] | None) -> ScorerConfig:
+        from pydantic import ValidationError
+
+        if config is None:
+            return cls.Config()
+        if isinstance(config, cls.Config):
+            return config
+        if isinstance(config, dict):
+            try:
+                return cls.Config.model_validate(config)
+            except ValidationError as e:
+                err = e.errors()[0]
+                key = ".".join(str(p) for p in err.get("loc", ())) or None
+                raise InvalidArgumentError(
+                    f"bad config for scorer {cls.name!r}: {err.get('msg')}", key=key,
+                    hint=f"its keys: {', '.join(cls.Config.model_fields) or '(none)'}",
+                ) from None
+        raise InvalidArgumentError(f"config must be a dict or {cls.Config.__name__}, got {type(config).__name__}")
+
+    # -- training --------------------------------------------------------------------------
+    def fit(
+        self,
+        train: Lists,
+        validation: Lists | None,
+        options: TrainOptions,
+        *,
+        run_dir: Path | None = None,
+        resume: bool = False,
+        progress: ProgressFn | None = None,
+    ) -> list[dict[str, Any]]:
+        """Learn from ``train`` (early stopping on ``validation``); returns per-epoch logs.
+
+        Untrained scorers learn nothing and return ``[]``.
+        """
+        return []
+
+    # -- inference -------------------------------------------------------------------------
+    @abstractmethod
+    def score(self, lists: Lists) -> np.ndarray:
+        """``[n_queries, list_size]`` float64 scores (higher = better; padding ignored)."""
+
+    # -- persistence -----------------------------------------------------------------------
+    def save(self, directory: Path) -> None:
+        """Write what :meth:`load` needs into ``directory`` (nothing for stateless scorers)."""
+
+    @classmethod
+    def load(cls, directory: Path, config: ScorerConfig | dict[str, Any] | None = None, *, seed: int = 42) -> Scorer:
+        """Rebuild a scorer saved by :meth:`save`."""
+        return cls(config, seed=seed)
+
+    def describe(self) -> dict[str, Any]:
+        """Name, version and resolved config (goes into result records)."""
+        return {"name": self.name, "version": self.version, "kind": self.kind,
+                "config": self.config.model_dump(mode="json")}
+
+
+def check_scores(scores: Any, lists: Lists, *, who: str) -> np.ndarray:
+    """Validate a scorer's output: shape ``[n_queries, list_size]``, finite at real candidates."""
+    s = np.asarray(scores, dtype=np.float64)
+    if s.shape != lists.mask.shape:
+        raise InvalidArgumentError(f"scorer {who!r} returned shape {s.shape}, expected {lists.mask.shape}")
+    if not np.all(np.isfinite(s[lists.mask])):
+        raise InvalidArgumentError(f"scorer {who!r} returned NaN/inf scores",
+                                   hint="check the model (diverged training?) or its inputs")
+    out = s.copy()
+    out[~lists.mask] = 0.0
+    return out
