@@ -14,7 +14,7 @@ $(VENV)/.installed: pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q -c constraints.txt torch==2.13.0
-	$(PY) -m pip install -q -c constraints.txt -e ".[test,reference]"
+	$(PY) -m pip install -q -c constraints.txt -e ".[all,test,reference]"
 	touch $@
 
 demo: venv

@@ -91,3 +91,7 @@ class DownloadError(GradebenchError):
 
 class BenchmarkError(GradebenchError):
     """A benchmark folder is missing, incomplete or of an unsupported format version."""
+
+
+class RunError(GradebenchError):
+    """A training run folder is missing, incomplete, corrupt or belongs to another benchmark."""

@@ -1,0 +1,133 @@
+"""``gradebench train | scorers | losses``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any, Optional
+
+import typer
+
+from gradebench.cli.app import app, emit
+from gradebench.errors import InvalidArgumentError
+
+
+def parse_settings(items: list[str] | None, *, flag: str = "--set") -> dict[str, Any]:
+    """``["hidden=64", "head=paper"]`` -> ``{"hidden": 64, "head": "paper"}`` (values parsed as YAML scalars)."""
+    import yaml
+
+    out: dict[str, Any] = {}
+    for item in items or []:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise InvalidArgumentError(f"{flag} {item!r} is not key=value", hint=f"e.g. {flag} hidden=64")
+        try:
+            parsed = yaml.safe_load(value) if value.strip() else ""
+        except yaml.YAMLError:
+            parsed = value
+        if key.strip() in out:
+            raise InvalidArgumentError(f"{flag} {key.strip()!r} given twice", hint="give each key once")
+        out[key.strip()] = parsed
+    return out
+
+
+def rich_progress(enabled: bool):
+    """A ``progress(done, total, message)`` callback drawing a rich bar on a TTY, or None."""
+    import sys
+
+    if not enabled or not sys.stderr.isatty():
+        return None, None
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                   transient=True)
+    task = bar.add_task("training", total=None)
+
+    def update(done: int, total: int, message: str) -> None:
+        bar.update(task, completed=done, total=total, description=message)
+
+    return bar, update
+
+
+@app.command()
+def train(
+    benchmark: Annotated[Path, typer.Option(help="a benchmark folder written by `gradebench build`")],
+    scorer: Annotated[str, typer.Option(help="scorer name (see `gradebench scorers`)")],
+    out: Annotated[Path, typer.Option(help="run folder to write (or resume)")],
+    loss: Annotated[Optional[str], typer.Option(help="registered loss (see `gradebench losses`)")] = None,
+    seed: Annotated[int, typer.Option(help="seed of the run (42, 123, 7 are the paper's)")] = 42,
+    epochs: Annotated[Optional[int], typer.Option(help="maximum epochs")] = None,
+    lr: Annotated[Optional[float], typer.Option(help="learning rate (default: the scorer's)")] = None,
+    batch_queries: Annotated[Optional[int], typer.Option(help="lists per batch")] = None,
+    patience: Annotated[Optional[int], typer.Option(help="early-stopping patience in epochs")] = None,
+    list_size: Annotated[Optional[int], typer.Option(help="subsample K candidates per training list")] = None,
+    max_train_queries: Annotated[Optional[int], typer.Option(help="train on the first N queries only")] = None,
+    set_: Annotated[Optional[list[str]], typer.Option("--set", help="scorer config key=value (repeatable)")] = None,
+    loss_param: Annotated[Optional[list[str]], typer.Option("--loss-param", help="loss parameter key=value")] = None,
+    resume: Annotated[bool, typer.Option(help="continue an interrupted run in --out")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="print the result as JSON")] = False,
+) -> None:
+    """Train a scorer on a benchmark's train split (early-stopped on validation) into --out."""
+    from gradebench.harness.train import train as train_api
+
+    options: dict[str, Any] = {"seed": seed, "loss_params": parse_settings(loss_param, flag="--loss-param")}
+    for key, value in (("epochs", epochs), ("lr", lr), ("batch_queries", batch_queries), ("patience", patience),
+                       ("list_size", list_size), ("max_train_queries", max_train_queries)):
+        if value is not None:
+            options[key] = value
+    bar, progress = rich_progress(not as_json)
+    if bar is not None:
+        bar.start()
+    try:
+        result = train_api(benchmark, scorer, loss=loss, config=parse_settings(set_), options=options, out=out,
+                           resume=resume, progress=progress)
+    finally:
+        if bar is not None:
+            bar.stop()
+    if as_json:
+        emit(result.to_dict())
+        return
+    from rich.console import Console
+
+    console = Console()
+    verb = "found (already trained)" if result.cached else "trained"
+    console.print(f"[bold]{result.scorer}[/bold]{'' if result.loss is None else ' + ' + result.loss} {verb} "
+                  f"on {result.benchmark} -> [cyan]{result.run_dir}[/cyan]")
+    if result.best_metrics:
+        shown = {k: v for k, v in result.best_metrics.items() if isinstance(v, float)}
+        console.print(f"best epoch {result.best_epoch}: " + ", ".join(f"{k} {v:.4f}" for k, v in shown.items()))
+
+
+@app.command()
+def scorers(as_json: Annotated[bool, typer.Option("--json", help="print the result as JSON")] = False) -> None:
+    """List the registered scorers."""
+    from gradebench.scorers import scorer_table
+
+    rows = scorer_table()
+    if as_json:
+        emit(rows)
+        return
+    from rich.console import Console
+    from rich.table import Table
+
+    t = Table("scorer", "kind", "trains", "default loss", "summary")
+    for r in rows:
+        t.add_row(r["name"], r["kind"], "yes" if r["trainable"] else "no", r["default_loss"] or "", r["summary"])
+    Console().print(t)
+
+
+@app.command()
+def losses(as_json: Annotated[bool, typer.Option("--json", help="print the result as JSON")] = False) -> None:
+    """List the registered ranking losses."""
+    from gradebench.losses import LOSSES
+
+    rows = [spec.as_dict() for _, spec in LOSSES.items()]
+    if as_json:
+        emit(rows)
+        return
+    from rich.console import Console
+    from rich.table import Table
+
+    t = Table("loss", "kind", "summary")
+    for r in rows:
+        t.add_row(r["name"], r["kind"], r["summary"])
+    Console().print(t)

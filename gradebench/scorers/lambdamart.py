@@ -1,0 +1,135 @@
+"""``lambdamart``: LightGBM's LambdaMART on the handcrafted lexical features (optional extra).
+
+The classical learning-to-rank baseline (Burges 2010; Ke et al. 2017): gradient-boosted trees
+with the lambdarank objective over :data:`gradebench.scorers.lexical.FEATURE_NAMES`. It is the
+lexical ceiling of a benchmark: how far word matching, lengths and cue words go when learned.
+Training is deterministic (``deterministic=True``, row-wise histograms, one thread, seeded).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from pydantic import Field
+
+from gradebench.errors import GradebenchError, InvalidArgumentError, RunError
+from gradebench.lists import Lists
+from gradebench.scorers import Scorer, ScorerConfig, TrainOptions, register_scorer
+from gradebench.scorers.base import ProgressFn
+from gradebench.scorers.lexical import FEATURE_NAMES, lexical_features
+
+MODEL_FILE = "lambdamart.txt"
+
+
+class LambdaMARTConfig(ScorerConfig):
+    n_estimators: int = Field(300, ge=1)
+    learning_rate: float = Field(0.05, gt=0)
+    num_leaves: int = Field(31, ge=2)
+    min_child_samples: int = Field(20, ge=1)
+    early_stopping_rounds: int = Field(30, ge=1)
+
+
+def _lightgbm() -> Any:
+    try:
+        import lightgbm
+    except ImportError:  # pragma: no cover - depends on the environment
+        raise GradebenchError(
+            "scorer 'lambdamart' needs LightGBM, which is not installed",
+            hint="pip install 'gradebench[lambdamart]' (or pip install lightgbm)",
+        ) from None
+    return lightgbm
+
+
+def _groups(lists: Lists) -> tuple[np.ndarray, np.ndarray]:
+    """Integer labels and group sizes in row-major candidate order."""
+    rows, cols = lists.flat_index()
+    labels = lists.relevance[rows, cols]
+    if np.any(labels != np.round(labels)) or np.any(labels < 0):
+        raise InvalidArgumentError(
+            "lambdamart needs non-negative integer relevance grades",
+            hint="use a benchmark whose 'relevance' column holds integer grades",
+        )
+    return labels.astype(np.int64), lists.lengths.astype(np.int64)
+
+
+@register_scorer("lambdamart")
+class LambdaMART(Scorer):
+    """LightGBM ``LGBMRanker(objective="lambdarank")`` on lexical features, early-stopped on NDCG@5."""
+
+    kind = "gbdt"
+    trainable = True
+    summary = "LightGBM LambdaMART on 14 handcrafted lexical features (the lexical ceiling)"
+    Config = LambdaMARTConfig
+
+    def __init__(self, config: Any = None, *, seed: int = 42) -> None:
+        super().__init__(config, seed=seed)
+        self._booster: Any = None
+
+    def fit(
+        self,
+        train: Lists,
+        validation: Lists | None,
+        options: TrainOptions,
+        *,
+        run_dir: Path | None = None,
+        resume: bool = False,
+        progress: ProgressFn | None = None,
+    ) -> list[dict[str, Any]]:
+        lgb = _lightgbm()
+        cfg = self.config
+        x, (y, g) = lexical_features(train), _groups(train)
+        params = dict(
+            objective="lambdarank", n_estimators=cfg.n_estimators, learning_rate=cfg.learning_rate,
+            num_leaves=cfg.num_leaves, min_child_samples=cfg.min_child_samples, random_state=self.seed,
+            deterministic=True, force_row_wise=True, n_jobs=1, verbose=-1,
+        )
+        model = lgb.LGBMRanker(**params)
+        fit_kw: dict[str, Any] = {"group": g, "feature_name": list(FEATURE_NAMES)}
+        callbacks = []
+        if validation is not None and validation.n_queries:
+            vy, vg = _groups(validation)
+            fit_kw.update(eval_X=(lexical_features(validation),), eval_y=(vy,), eval_group=[vg], eval_at=[5])
+            callbacks.append(lgb.early_stopping(cfg.early_stopping_rounds, verbose=False))
+        model.fit(x, y, callbacks=callbacks, **fit_kw)
+        self._booster = model.booster_
+        history = []
+        curve = model.evals_result_.get("valid_0", {}).get("ndcg@5", [])
+        for i, v in enumerate(curve, start=1):
+            history.append({"epoch": i, "eval_ndcg@5": float(v)})
+        if progress is not None:
+            progress(1, 1, f"lambdamart: {model.booster_.current_iteration()} trees")
+        return history
+
+    def score(self, lists: Lists) -> np.ndarray:
+        if self._booster is None:
+            raise GradebenchError("lambdamart is not trained", hint="train it first (gradebench train --scorer lambdamart)")
+        out = np.zeros(lists.mask.shape)
+        if lists.n_candidates:
+            out[lists.mask] = self._booster.predict(lexical_features(lists), num_threads=1)
+        return out
+
+    def save(self, directory: Path) -> None:
+        if self._booster is None:
+            raise GradebenchError("lambdamart is not trained; nothing to save")
+        directory.mkdir(parents=True, exist_ok=True)
+        self._booster.save_model(str(directory / MODEL_FILE))
+        (directory / "features.json").write_text(json.dumps(list(FEATURE_NAMES)) + "\n")
+
+    @classmethod
+    def load(cls, directory: Path, config: Any = None, *, seed: int = 42) -> LambdaMART:
+        lgb = _lightgbm()
+        scorer = cls(config, seed=seed)
+        path = Path(directory) / MODEL_FILE
+        try:
+            names = json.loads((Path(directory) / "features.json").read_text())
+            scorer._booster = lgb.Booster(model_file=str(path))
+        except Exception as e:  # noqa: BLE001
+            raise RunError(f"cannot load the LambdaMART model ({type(e).__name__}: {e})", path=path,
+                                  hint="the run is corrupt; train it again") from None
+        if names != list(FEATURE_NAMES):
+            raise RunError("the saved LambdaMART model uses another feature set", path=directory,
+                                  hint="train it again with this gradebench version")
+        return scorer

@@ -1,0 +1,116 @@
+"""The Parquet -> dense reader: layout, ragged lists, subsampling, bad folders."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from gradebench.errors import BenchmarkError, InvalidArgumentError, UnknownNameError
+from gradebench.lists import CORE_COLUMNS, lists_from_table, open_benchmark
+
+
+def _table(rows):
+    cols = {c: [r[i] for r in rows] for i, c in enumerate(("query_id", "query", "candidate_id", "candidate",
+                                                          "relevance", "score", "split"))}
+    return pa.table(cols)
+
+
+RAGGED = [
+    ("q2", "second", "c1", "x", 1, 0.5, "test"),
+    ("q1", "first", "a1", "aa", 2, 0.9, "test"),
+    ("q2", "second", "c2", "y", 0, 0.1, "test"),
+    ("q1", "first", "a2", "bb", 0, 0.2, "test"),
+    ("q1", "first", "a3", "cc", 1, 0.4, "test"),
+]
+
+
+def test_dense_layout_keeps_first_appearance_and_stored_order():
+    lists = lists_from_table(_table(RAGGED))
+    assert list(lists.query_ids) == ["q2", "q1"]
+    assert list(lists.queries) == ["second", "first"]
+    assert lists.mask.tolist() == [[True, True, False], [True, True, True]]
+    assert lists.candidates.tolist() == [["x", "y", ""], ["aa", "bb", "cc"]]
+    np.testing.assert_array_equal(lists.relevance, [[1, 0, 0], [2, 0, 1]])
+    assert lists.n_candidates == 5 and lists.list_size == 3
+    assert lists.pairs() == (["second", "second", "first", "first", "first"], ["x", "y", "aa", "bb", "cc"])
+    np.testing.assert_array_equal(lists.unflatten([1, 2, 3, 4, 5]), [[1, 2, 0], [3, 4, 5]])
+    with pytest.raises(InvalidArgumentError):
+        lists.unflatten([1, 2])
+
+
+def test_take_trims_to_longest_list():
+    lists = lists_from_table(_table(RAGGED)).take([0])
+    assert lists.mask.shape == (1, 2) and list(lists.query_ids) == ["q2"]
+
+
+def test_nan_grades_are_rejected():
+    rows = [("q", "t", "c", "x", 1, float("nan"), "test")]
+    with pytest.raises(BenchmarkError, match="NaN"):
+        lists_from_table(_table(rows))
+
+
+def test_demo_benchmark_reads_every_split(demo_benchmark):
+    bench = open_benchmark(demo_benchmark)
+    assert bench.name == "demo" and bench.splits == ["test", "train", "validation"]
+    total = 0
+    for split in bench.splits:
+        lists = bench.lists(split)
+        assert lists.mask.all() and lists.list_size == 5
+        assert set(np.unique(lists.relevance)) <= {0, 1, 2, 3, 4}
+        # the tier column comes along and matches the grades one to one
+        assert {(t, r) for t, r in zip(lists.extra["tier"].ravel(), lists.relevance.ravel())} == {
+            ("gold", 4), ("good", 3), ("fair", 2), ("poor", 1), ("nonsense", 0)}
+        total += lists.n_candidates
+    assert total == sum(v["candidates"] for v in bench.manifest["splits"].values())
+    with pytest.raises(UnknownNameError, match="no split 'dev'"):
+        bench.lists("dev")
+
+
+def test_subsample_is_content_seeded_and_keeps_best_and_worst(demo_benchmark):
+    lists = open_benchmark(demo_benchmark).lists("train")
+    a, b = lists.subsample(3, seed=1), lists.subsample(3, seed=1)
+    assert (a.mask.sum(axis=1) == 3).all()
+    assert a.candidate_ids.tolist() == b.candidate_ids.tolist()
+    assert a.candidate_ids.tolist() != lists.subsample(3, seed=2).candidate_ids.tolist()
+    assert (a.relevance.max(axis=1) == 4).all() and (a.relevance.min(axis=1) == 0).all()
+    # a query's draw does not depend on the other queries
+    assert lists.take([3]).subsample(3, seed=1).candidate_ids.tolist() == [a.candidate_ids[3].tolist()]
+    assert lists.subsample(5, seed=1) is lists
+    with pytest.raises(InvalidArgumentError):
+        lists.subsample(0, seed=1)
+
+
+def test_missing_core_column_and_bad_manifest(demo_benchmark, tmp_path):
+    bad = tmp_path / "bad"
+    shutil.copytree(demo_benchmark, bad)
+    f = sorted((bad / "data").glob("*.parquet"))[0]
+    pq.write_table(pq.read_table(f).drop(["relevance"]), f)
+    with pytest.raises(BenchmarkError, match="missing core column.*relevance"):
+        open_benchmark(bad)
+    (bad / "manifest.json").write_text("[1, 2]")
+    with pytest.raises(BenchmarkError, match="not a JSON object"):
+        open_benchmark(bad)
+    (bad / "manifest.json").unlink()
+    with pytest.raises(BenchmarkError, match="no manifest.json"):
+        open_benchmark(bad)
+    with pytest.raises(BenchmarkError, match="no such benchmark folder"):
+        open_benchmark(tmp_path / "nope")
+
+
+def test_extra_columns_are_optional(demo_benchmark, tmp_path):
+    """A benchmark with only the core columns (no tier) reads the same lists."""
+    core = tmp_path / "core"
+    shutil.copytree(demo_benchmark, core)
+    for f in (core / "data").glob("*.parquet"):
+        pq.write_table(pq.read_table(f, columns=list(CORE_COLUMNS)), f)
+    full = open_benchmark(demo_benchmark).lists("test")
+    lists = open_benchmark(core).lists("test")
+    assert lists.extra == {}
+    assert lists.candidates.tolist() == full.candidates.tolist()
+    np.testing.assert_array_equal(lists.relevance, full.relevance)
+    json.loads((core / "manifest.json").read_text())
