@@ -5,9 +5,11 @@ from __future__ import annotations
 import gc
 import multiprocessing as mp
 import os
+import signal
 import sys
 from collections import Counter
 from collections.abc import Iterator, Sequence
+from contextlib import closing, contextmanager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -21,9 +23,10 @@ from gradebench.build.card import render_card
 from gradebench.build.schema import SCHEMA_VERSION
 from gradebench.build.select import select
 from gradebench.build.summary import RowFeatures, summarize
-from gradebench.build.writer import MANIFEST, BenchmarkWriter, final_dir, is_complete
+from gradebench.build.writer import MANIFEST, BenchmarkWriter, final_dir, is_complete, uninterrupted
 from gradebench.errors import BenchmarkError, InvalidArgumentError
 from gradebench.hashing import sha256_json
+from gradebench.paths import check_writable_dir
 from gradebench.recipes.loader import load_recipe
 from gradebench.recipes.models import Recipe, check_resplit
 from gradebench.sources.base import SourceData, SourceFile
@@ -75,6 +78,35 @@ _QUERIES: list[Query] = []
 def _init_worker(recipe_json: str, pools: dict[str, Pool]) -> None:
     global _BUILDER
     _BUILDER = CandidateBuilder(Recipe.model_validate_json(recipe_json), pools)
+
+
+#: what a worker must not get from the parent's handlers (see _init_pool_worker)
+_POOL_SIGNALS = {signal.SIGINT, signal.SIGTERM}
+
+
+def _init_pool_worker(recipe_json: str, pools: dict[str, Pool]) -> None:
+    """Worker start-up: Ctrl-C is the parent's business, SIGTERM (``Pool.terminate``) just ends us.
+
+    The parent forks with both signals blocked (:func:`_signals_blocked`), so none can reach
+    a worker before these dispositions are set; unblocking delivers any that arrived meanwhile.
+    """
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, _POOL_SIGNALS)
+    _init_worker(recipe_json, pools)
+
+
+@contextmanager
+def _signals_blocked() -> Iterator[None]:
+    """Block SIGINT/SIGTERM in this thread; processes and threads started inside inherit the mask.
+
+    Signals that arrive meanwhile stay pending and are delivered (to this process) on exit.
+    """
+    old = signal.pthread_sigmask(signal.SIG_BLOCK, _POOL_SIGNALS)
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, old)
 
 
 def _build_range(bounds: tuple[int, int]) -> dict[str, tuple[pa.Table, RowFeatures]]:
@@ -154,13 +186,21 @@ def _run(recipe: Recipe, pools: dict[str, Pool], queries: list[Query], workers: 
         return
     _QUERIES = queries
     # fork shares the parent's memory copy-on-write; gc.freeze() keeps the children's garbage
-    # collector from touching (and so copying) every inherited object
+    # collector from touching (and so copying) every inherited object.
+    # Interruption: workers ignore SIGINT, so Ctrl-C (sent by a terminal to the whole process
+    # group) is handled once, in the parent, whose exception ends the wait on the pool and
+    # terminates it (SIGTERM, at its default action in workers, ends them without a traceback).
     ctx = mp.get_context("fork")
     gc.freeze()
+    pool = None
     try:
-        with ctx.Pool(workers, initializer=_init_worker, initargs=(recipe_json, pools)) as pool:
-            yield from pool.imap(_build_range, _ranges(len(queries)), chunksize=1)
+        with _signals_blocked():
+            pool = ctx.Pool(workers, initializer=_init_pool_worker, initargs=(recipe_json, pools))
+        yield from pool.imap(_build_range, _ranges(len(queries)), chunksize=1)
     finally:
+        if pool is not None:
+            pool.terminate()
+            pool.join()
         gc.unfreeze()
         _QUERIES = []
 
@@ -231,6 +271,8 @@ def build(
     from gradebench.build.inputs import load_source
 
     r = recipe if isinstance(recipe, Recipe) else load_recipe(recipe)
+    # before any reading, hashing or downloading: an unusable --out fails in milliseconds
+    check_writable_dir(Path(out) / r.name, what="--out")
     if limit is not None and limit < 1:
         raise InvalidArgumentError(f"limit must be >= 1, got {limit}", hint="omit --limit to read everything")
     if resplit is not None:
@@ -248,23 +290,28 @@ def build(
     selection = select(r, data.examples, limit=limit, resplit=effective_resplit)
     queries = selection.queries
     n_workers = workers if workers is not None else min(2, os.cpu_count() or 1)
-    writer = BenchmarkWriter(
-        target, {"gradebench.fingerprint": fp, "gradebench.recipe": r.name, "gradebench.version": __version__}
-    )
     feats: dict[str, list[RowFeatures]] = {}
     counts: dict[str, Counter] = {}
+    writer: BenchmarkWriter | None = None
     try:
+        # a Ctrl-C during creation is raised when `writer` is set, so abort() below removes its folder
+        with uninterrupted():
+            writer = BenchmarkWriter(
+                target, {"gradebench.fingerprint": fp, "gradebench.recipe": r.name, "gradebench.version": __version__}
+            )
         with _progress(progress, len(queries)) as bar:
             task = bar.add_task("build", total=len(queries)) if bar else None
-            for result in _run(r, selection.pools, queries, n_workers):
-                for split, (table, f) in result.items():
-                    writer.write(split, table)
-                    feats.setdefault(split, []).append(f)
-                    c = counts.setdefault(split, Counter())
-                    c["queries"] += f.n_queries
-                    c["candidates"] += table.num_rows
-                    if bar:
-                        bar.advance(task, f.n_queries)
+            # closing(): on an exception the pool is stopped now, not when the traceback is freed
+            with closing(_run(r, selection.pools, queries, n_workers)) as results:
+                for result in results:
+                    for split, (table, f) in result.items():
+                        writer.write(split, table)
+                        feats.setdefault(split, []).append(f)
+                        c = counts.setdefault(split, Counter())
+                        c["queries"] += f.n_queries
+                        c["candidates"] += table.num_rows
+                        if bar:
+                            bar.advance(task, f.n_queries)
         names = writer.close_shards()
         stats = summarize(r, {s: RowFeatures.concat(v) for s, v in feats.items()})
         splits = {s: {"queries": counts[s]["queries"], "candidates": counts[s]["candidates"]} for s in sorted(counts)}
@@ -283,7 +330,8 @@ def build(
         }
         path, cached = writer.finish(manifest, render_card(manifest), replace=force)
     except BaseException:
-        writer.abort()
+        if writer is not None:
+            writer.abort()
         raise
     if cached:
         return _cached_result(path)

@@ -11,7 +11,11 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
 import tempfile
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pyarrow as pa
@@ -32,6 +36,28 @@ PARQUET_OPTIONS = dict(
 )
 
 
+@contextmanager
+def uninterrupted() -> Iterator[None]:
+    """Hold SIGINT/SIGTERM back for the few milliseconds of a rename pair or a cleanup.
+
+    A Ctrl-C that lands inside is delivered when the block ends, so it is never lost, but it
+    cannot leave a half-deleted temporary folder or a target renamed away. Only the main
+    thread may change handlers; elsewhere this does nothing.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    pending: list[int] = []
+    saved = {s: signal.signal(s, lambda signum, frame: pending.append(signum)) for s in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield
+    finally:
+        for s, h in saved.items():
+            signal.signal(s, h if h is not None else signal.SIG_DFL)
+        if pending and saved[pending[0]] is not signal.SIG_IGN:
+            signal.raise_signal(pending[0])
+
+
 def final_dir(out: Path, recipe: str, fingerprint: str) -> Path:
     return Path(out) / recipe / fingerprint[:12]
 
@@ -41,13 +67,26 @@ def is_complete(path: Path) -> bool:
 
 
 class BenchmarkWriter:
-    """Streams record batches per split into shard files inside a temporary folder."""
+    """Streams record batches per split into shard files inside a temporary folder.
+
+    Create it inside :func:`uninterrupted` and assign it inside the ``try`` whose handler
+    calls :meth:`abort`, so that no signal can land between the temporary folder's creation
+    and the caller owning it (see ``gradebench.build.pipeline.build``).
+    """
 
     def __init__(self, target: Path, metadata: dict[str, str]) -> None:
         self.target = target
         target.parent.mkdir(parents=True, exist_ok=True)
-        self.tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.incomplete-", dir=target.parent))
-        (self.tmp / "data").mkdir()
+        tmp = None
+        try:
+            with uninterrupted():  # a signal held back here is raised at the end of the block...
+                tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.incomplete-", dir=target.parent))
+                (tmp / "data").mkdir()
+        except BaseException:  # ...and must not leave the folder behind
+            if tmp is not None:
+                shutil.rmtree(tmp, ignore_errors=True)
+            raise
+        self.tmp = tmp
         self.schema = arrow_schema(metadata)
         self._writers: dict[str, pq.ParquetWriter] = {}
         self._rows: dict[str, int] = {}
@@ -95,10 +134,16 @@ class BenchmarkWriter:
         # the manifest is written last: its presence marks a complete folder
         (self.tmp / MANIFEST).write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n", encoding="utf-8")
         if replace and self.target.exists():
-            aside = Path(tempfile.mkdtemp(prefix=f".{self.target.name}.old-", dir=self.target.parent))
-            os.rename(self.target, aside / "old")
-            os.rename(self.tmp, self.target)
-            shutil.rmtree(aside, ignore_errors=True)
+            with uninterrupted():  # never leave the target missing between the two renames
+                aside = Path(tempfile.mkdtemp(prefix=f".{self.target.name}.old-", dir=self.target.parent))
+                os.rename(self.target, aside / "old")
+                try:
+                    os.rename(self.tmp, self.target)
+                except BaseException:
+                    os.rename(aside / "old", self.target)
+                    os.rmdir(aside)
+                    raise
+                shutil.rmtree(aside, ignore_errors=True)
             return self.target, False
         try:
             os.rename(self.tmp, self.target)
@@ -114,10 +159,12 @@ class BenchmarkWriter:
         return self.target, False
 
     def abort(self) -> None:
-        for w in self._writers.values():
-            try:
-                w.close()
-            except Exception:  # noqa: BLE001 - best effort while cleaning up
-                pass
-        self._writers.clear()
-        shutil.rmtree(self.tmp, ignore_errors=True)
+        """Remove the temporary folder (idempotent; a repeated Ctrl-C cannot cut it short)."""
+        with uninterrupted():
+            for w in self._writers.values():
+                try:
+                    w.close()
+                except Exception:  # noqa: BLE001 - best effort while cleaning up
+                    pass
+            self._writers.clear()
+            shutil.rmtree(self.tmp, ignore_errors=True)

@@ -13,6 +13,7 @@ from gradebench.errors import InvalidArgumentError
 app = typer.Typer(
     name="gradebench",
     help="Graded ranking benchmarks from explanation and NLI datasets.",
+    epilog="--json and --debug may be given anywhere on the command line.",
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
@@ -20,8 +21,22 @@ app = typer.Typer(
 _state = {"debug": False}
 
 
+def _print_version(value: bool) -> None:
+    if value:
+        from gradebench._version import __version__
+
+        sys.stdout.write(f"gradebench {__version__}\n")
+        raise typer.Exit(0)
+
+
 @app.callback()
-def _main(debug: Annotated[bool, typer.Option("--debug", help="show tracebacks")] = False) -> None:
+def _main(
+    debug: Annotated[bool, typer.Option("--debug", help="show tracebacks (allowed anywhere on the line)")] = False,
+    version: Annotated[
+        bool, typer.Option("--version", help="print the version and exit", callback=_print_version, is_eager=True)
+    ] = False,
+) -> None:
+    # ``--json`` is not a global option: gradebench.cli.main moves it to the command that runs
     _state["debug"] = debug
 
 

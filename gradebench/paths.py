@@ -1,0 +1,93 @@
+"""Output-path preflight: fail in one line, before any work, when an output folder is unusable.
+
+Every command that writes (``build``, ``train``, ``eval``, ``results``) calls
+:func:`check_writable_dir` on its output root first, so a typo'd or read-only ``--out``
+costs milliseconds, not a download or a training run.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import tempfile
+from pathlib import Path
+
+from gradebench.errors import InvalidArgumentError
+
+#: errno -> how to fix it, for the output-path checks and the CLI's OSError mapping
+OS_ERROR_HINTS = {
+    errno.EACCES: "choose a folder you can write to, or fix its permissions",
+    errno.EPERM: "this location refuses new entries; choose a folder you can write to",
+    errno.EROFS: "the file system is read-only; choose another folder",
+    errno.ENOSPC: "the disk is full; free some space or choose another folder",
+    errno.ENOTDIR: "a file is in the way of a folder on this path; remove it or choose another path",
+    errno.EEXIST: "something is already there; remove it or choose another path",
+    errno.EISDIR: "a folder is in the way of a file; remove it or choose another path",
+    errno.ENOENT: "check the path: a folder on it does not exist and cannot be created there",
+    errno.ENAMETOOLONG: "use a shorter path",
+    errno.ELOOP: "the path has a symlink loop; choose another path",
+}
+if hasattr(errno, "EDQUOT"):  # not on every platform
+    OS_ERROR_HINTS[errno.EDQUOT] = "your disk quota is used up; free some space or choose another folder"
+
+
+def os_error_hint(err: OSError, what: str = "the path") -> str:
+    """A fix hint for ``err`` (by errno); falls back to asking for ``--debug``."""
+    return OS_ERROR_HINTS.get(err.errno or 0, f"check {what}; rerun with --debug for the traceback")
+
+
+def check_writable_dir(path: str | Path, *, what: str = "--out") -> Path:
+    """Check that ``path`` is, or can be created as, a folder this process can write into.
+
+    Nothing is left behind: the nearest existing folder on the path is probed by creating
+    and removing an empty temporary folder in it. That probe, unlike ``os.access``, is right
+    for root, read-only mounts and pseudo file systems (``/proc``, ``/sys``).
+
+    Args:
+        path: the output folder (it need not exist yet; missing parents count as creatable).
+        what: how the user named it, for the message (``"--out"``, ``"--results"``, ...).
+
+    Returns:
+        ``Path(path)``, unchanged.
+
+    Raises:
+        InvalidArgumentError: ``path`` (or a folder on it) is a file, a broken symlink, or
+            lies in a folder that does not accept new entries; the message names ``path``
+            and the offending component, the hint says how to fix it.
+
+    Example:
+        >>> check_writable_dir("/proc/x")  # doctest: +SKIP
+        InvalidArgumentError: /proc/x: --out cannot be created in /proc: No such file or directory (hint: ...)
+    """
+    target = Path(path)
+    full = Path(os.path.abspath(target))
+    here = full
+    while not os.path.exists(here):
+        if os.path.lexists(here):
+            raise InvalidArgumentError(
+                f"{what} cannot be created: {here} is a broken symlink",
+                path=target, hint=f"remove the link or choose another {what}",
+            )
+        if here.parent == here:  # a root that does not exist (a missing drive)
+            raise InvalidArgumentError(f"{what} cannot be created: {here} does not exist", path=target,
+                                       hint=f"choose another {what}")
+        here = here.parent
+    if not os.path.isdir(here):
+        kind = "is a file, not a folder" if os.path.isfile(here) else "is not a folder"
+        where = kind if here == full else f"cannot be created: {here} {kind}"
+        raise InvalidArgumentError(f"{what} {where}", path=target, hint=f"choose another {what} or move the file away")
+    try:
+        probe = tempfile.mkdtemp(prefix=".gradebench-probe-", dir=here)
+    except OSError as e:
+        verb = "is not writable" if here == full else f"cannot be created in {here}"
+        hint = (
+            f"this location does not accept new folders; choose another {what}"
+            if e.errno == errno.ENOENT  # e.g. /proc: the folder exists but mkdir says ENOENT
+            else os_error_hint(e, what)
+        )
+        raise InvalidArgumentError(f"{what} {verb}: {e.strerror or e}", path=target, hint=hint) from None
+    try:
+        os.rmdir(probe)
+    except OSError:  # pragma: no cover - we just made it; a racing cleaner may have removed it
+        pass
+    return target
