@@ -1,0 +1,211 @@
+"""``gradebench eval | leaderboard | query | plot | sweep``: thin commands over gradebench.results."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from gradebench.cli.app import app, emit
+from gradebench.errors import InvalidArgumentError
+
+RESULTS_DIR = Path("leaderboard/results")
+_results_dir = typer.Option("--results-dir", help="root of the result records")
+
+
+def _tty() -> bool:
+    return sys.stdout.isatty()
+
+
+def _progress(enabled: bool):
+    from gradebench.cli.harness_cmds import rich_progress
+
+    return rich_progress(enabled)
+
+
+def _with_progress(enabled: bool, fn):
+    bar, progress = _progress(enabled)
+    if bar is not None:
+        bar.start()
+    try:
+        return fn(progress)
+    finally:
+        if bar is not None:
+            bar.stop()
+
+
+@app.command("eval")
+def eval_cmd(
+    benchmark: Annotated[Optional[Path], typer.Option(
+        help="a benchmark folder written by `gradebench build` (default with --run: the run's)")] = None,
+    scorer: Annotated[Optional[str], typer.Option(help="scorer name, evaluated untrained")] = None,
+    run: Annotated[Optional[Path], typer.Option("--run", help="a finished run folder of `gradebench train`")] = None,
+    set_: Annotated[Optional[list[str]], typer.Option("--set", help="scorer config key=value (with --scorer)")] = None,
+    split: Annotated[str, typer.Option(help="split to score")] = "test",
+    seed: Annotated[int, typer.Option(help="bootstrap seed (and the scorer's seed with --scorer)")] = 0,
+    resamples: Annotated[int, typer.Option(help="bootstrap resamples per confidence interval")] = 1000,
+    results_dir: Annotated[Path, _results_dir] = RESULTS_DIR,
+    as_json: Annotated[bool, typer.Option("--json", help="print the record as JSON")] = False,
+) -> None:
+    """Score a split with a scorer (or a trained run) and write a result record."""
+    from gradebench.results.evaluate import evaluate_scorer
+
+    if scorer is not None and run is not None:
+        raise InvalidArgumentError("--scorer and --run conflict: give one",
+                                   hint="--scorer NAME evaluates an untrained scorer, --run DIR a trained one")
+    if scorer is None and run is None:
+        raise InvalidArgumentError("give --scorer NAME or --run RUN_DIR",
+                                   hint="e.g. gradebench eval --benchmark DIR --scorer bm25")
+    if run is not None and set_:
+        raise InvalidArgumentError("--set and --run conflict: a run's config is fixed by its training",
+                                   hint="drop --set, or evaluate --scorer NAME --set key=value")
+    if run is None and benchmark is None:
+        raise InvalidArgumentError("--scorer needs --benchmark DIR", hint="give the folder `gradebench build` printed")
+    if run is not None:
+        from gradebench.harness.runs import load_run
+
+        instance, info = load_run(run)
+        benchmark = benchmark if benchmark is not None else Path(info.benchmark_path)
+    else:
+        from gradebench.cli.harness_cmds import parse_settings
+        from gradebench.scorers import make_scorer
+
+        instance, info = make_scorer(scorer, parse_settings(set_), seed=seed), None
+    record = _with_progress(not as_json, lambda progress: evaluate_scorer(
+        benchmark, instance, split=split, seed=seed, n_resamples=resamples, run=info, results_dir=results_dir,
+        progress=progress))
+    if as_json:
+        emit(record.to_dict())
+        return
+    _print_record(record)
+
+
+def _print_record(record) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    from gradebench.results.render import fmt_metric
+
+    console = Console()
+    loss = f" + {record.loss.name}" if record.loss.name else ""
+    console.print(f"[bold]{record.scorer.name}{loss}[/bold] on {record.benchmark.name} ({record.split}, "
+                  f"{record.benchmark.n_queries} queries) -> [cyan]{record.path}[/cyan]")
+    t = Table("metric", "value [95% CI]", "excluded")
+    for name, m in record.metrics.items():
+        t.add_row(name, fmt_metric(m.model_dump()), str(m.n_excluded))
+    console.print(t)
+    s = record.separation
+    if s.mean_centered_gap is not None:
+        console.print(f"mean gap between adjacent grades {s.mean_gap:.4f} (list-centred {s.mean_centered_gap:.4f}, "
+                      f"smallest {s.min_centered_gap:.4f}); scoring {record.timings.scoring_s:.3f}s")
+
+
+@app.command()
+def leaderboard(
+    benchmark: Annotated[Optional[str], typer.Option(help="only this benchmark (its name)")] = None,
+    split: Annotated[str, typer.Option(help="split of the records")] = "test",
+    sort_by: Annotated[str, typer.Option(help="metric to rank and test by")] = "ndcg@5",
+    alpha: Annotated[float, typer.Option(help="family-wise error rate of the Holm-corrected tests")] = 0.05,
+    fmt: Annotated[Optional[str], typer.Option("--format", help="md | html | json (default: md)")] = None,
+    results_dir: Annotated[Path, _results_dir] = RESULTS_DIR,
+) -> None:
+    """Rank systems (scorer + loss + config, mean over seeds) with CIs and tests against the best."""
+    from gradebench.results.leaderboard import leaderboard as leaderboard_api
+
+    if fmt is not None and fmt not in ("md", "html", "json"):
+        raise InvalidArgumentError(f"unknown --format {fmt!r}", hint="one of md, html, json")
+    board = leaderboard_api(results_dir, benchmark=benchmark, split=split, sort_by=sort_by, alpha=alpha)
+    if fmt == "json":
+        emit(board.to_dict())
+    elif fmt == "html":
+        sys.stdout.write(board.to_html())
+    elif fmt == "md" or not _tty():
+        sys.stdout.write(board.to_markdown())
+    else:
+        from rich.console import Console
+
+        from gradebench.results.render import rich_tables
+
+        console = Console()
+        for item in rich_tables(board):
+            console.print(item)
+
+
+@app.command()
+def query(
+    sql: Annotated[str, typer.Argument(help="SQL over the views results, metrics, per_query, predictions, candidates")],
+    fmt: Annotated[Optional[str], typer.Option("--format", help="table | csv | json (default: table)")] = None,
+    results_dir: Annotated[Path, _results_dir] = RESULTS_DIR,
+) -> None:
+    """Run SQL (DuckDB) over the result records; views are defined in leaderboard/views.sql."""
+    from gradebench.results.query import FORMATS, run_query
+
+    if fmt is not None and fmt not in FORMATS:
+        raise InvalidArgumentError(f"unknown --format {fmt!r}", hint=f"one of {', '.join(FORMATS)}")
+    result = run_query(sql, results_dir=results_dir)
+    if fmt == "json":
+        emit(result.to_dict())
+    elif fmt == "csv":
+        sys.stdout.write(result.render("csv"))
+    elif _tty():
+        from rich.console import Console
+        from rich.table import Table
+
+        t = Table(*result.columns)
+        for row in result.rows:
+            t.add_row(*("NULL" if v is None else f"{v:.6g}" if isinstance(v, float) else str(v) for v in row))
+        Console().print(t)
+    else:
+        sys.stdout.write(result.render("table"))
+
+
+@app.command()
+def plot(
+    out: Annotated[Path, typer.Option(help="PNG file to write")],
+    record: Annotated[Optional[str], typer.Option(help="a record id (or unique prefix) or a record JSON path")] = None,
+    run: Annotated[Optional[Path], typer.Option("--run", help="a run folder: plot its training curves")] = None,
+    results_dir: Annotated[Path, _results_dir] = RESULTS_DIR,
+    as_json: Annotated[bool, typer.Option("--json", help="print {\"out\": PATH} as JSON")] = False,
+) -> None:
+    """Plot a record's score distribution per tier (--record) or a run's training curves (--run)."""
+    from gradebench.results.plot import plot_history, plot_run
+
+    if (record is None) == (run is None):
+        raise InvalidArgumentError("give exactly one of --record and --run" if record is None else
+                                   "--record and --run conflict: give one",
+                                   hint="--record ID plots score distributions, --run DIR training curves")
+    path = plot_run(record, out, results_dir=results_dir) if record is not None else plot_history(run, out)
+    if as_json:
+        emit({"out": str(path)})
+        return
+    sys.stdout.write(f"wrote {path}\n")
+
+
+@app.command()
+def sweep(
+    experiment: Annotated[Path, typer.Argument(help="experiment YAML (see recipes/experiments/demo.yaml)")],
+    results_dir: Annotated[Path, _results_dir] = RESULTS_DIR,
+    runs_dir: Annotated[Path, typer.Option(help="root of the training run folders")] = Path("runs"),
+    as_json: Annotated[bool, typer.Option("--json", help="print the result as JSON")] = False,
+) -> None:
+    """Run an experiment grid (train, then evaluate), skipping cells whose record exists."""
+    from gradebench.results.sweep import sweep as sweep_api
+
+    result = _with_progress(not as_json, lambda progress: sweep_api(
+        experiment, results_dir=results_dir, runs_dir=runs_dir, progress=progress))
+    if as_json:
+        emit(result.to_dict())
+        return
+    from rich.console import Console
+    from rich.table import Table
+
+    t = Table("benchmark", "scorer", "loss", "seed", "status", "ndcg@5", "record")
+    for c in result.cells:
+        t.add_row(c.benchmark, c.scorer, c.loss or "", str(c.seed), c.status,
+                  "n/a" if c.value is None else f"{c.value:.4f}", c.record_id[:12])
+    console = Console()
+    console.print(t)
+    console.print(f"{result.evaluated} evaluated, {result.skipped} skipped in {result.seconds:.1f}s; "
+                  f"records in [cyan]{result.results_dir}[/cyan]")

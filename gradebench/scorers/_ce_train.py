@@ -1,0 +1,164 @@
+"""Training of the ``cross-encoder`` scorer with sentence-transformers' ``CrossEncoderTrainer``.
+
+* **data**: one example per query, the listwise format of sentence-transformers' listwise
+  losses: columns ``query`` (str), ``docs`` (its real candidates, ragged) and ``labels``
+  (their relevance grades);
+* **loss**: :class:`~gradebench.training.st_loss.GradebenchLoss` around the registered loss
+  ``options.loss`` (default ``listnet``) with ``options.loss_params``;
+* **trainer**: ``CrossEncoderTrainer`` with :class:`~gradebench.training.listeval.ListEvalMixin`
+  (validation = gradebench metrics on whole lists, scored by the scorer's own bucketed
+  inference), arguments from :func:`~gradebench.training.listeval.training_arguments`
+  (AdamW, linear warmup, clipping, one checkpoint per epoch, best of two kept and reloaded at
+  the end), ``EarlyStoppingCallback(options.patience)`` when there is validation, one history
+  record per epoch in ``run_dir/history.jsonl``;
+* **checkpoints**: ``run_dir/checkpoints/checkpoint-<step>`` (sentence-transformers folders plus
+  optimizer, scheduler, RNG and trainer state); ``resume=True`` continues from the last one.
+
+Global RNG state (Python, NumPy, torch) is restored after training: ``Trainer`` seeds it from
+``options.seed`` while it runs.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from gradebench.errors import InvalidArgumentError
+from gradebench.lists import Lists
+from gradebench.scorers.base import ProgressFn, TrainOptions
+
+#: checkpoints of a run, under its run folder
+CHECKPOINT_DIR = "checkpoints"
+#: pairs per forward pass in training when the config leaves ``mini_batch_size`` unset
+CPU_MINI_BATCH = 16
+ACCELERATOR_MINI_BATCH = 64
+
+
+def listwise_dataset(lists: Lists) -> Any:
+    """A ``datasets.Dataset`` with one row per query: ``query``, ``docs`` and ``labels`` (grades)."""
+    from datasets import Dataset, Features, Sequence, Value
+
+    queries, docs, labels = [], [], []
+    for q in range(lists.n_queries):
+        valid = lists.mask[q]
+        queries.append(str(lists.queries[q]))
+        docs.append([str(c) for c in lists.candidates[q][valid]])
+        labels.append([float(y) for y in lists.relevance[q][valid]])
+    features = Features({"query": Value("string"), "docs": Sequence(Value("string")),
+                         "labels": Sequence(Value("float32"))})
+    return Dataset.from_dict({"query": queries, "docs": docs, "labels": labels}, features=features)
+
+
+@functools.cache
+def trainer_class() -> type:
+    """``ListEvalMixin`` + ``CrossEncoderTrainer``, saving checkpoints without a model card."""
+    from sentence_transformers.cross_encoder import CrossEncoderTrainer
+
+    from gradebench.training.listeval import ListEvalMixin
+
+    class GradebenchCrossEncoderTrainer(ListEvalMixin, CrossEncoderTrainer):
+        def _save(self, output_dir: str | None = None, state_dict: Any = None) -> None:
+            import os
+
+            import torch
+            from transformers.trainer import TRAINING_ARGS_NAME
+
+            output_dir = output_dir if output_dir is not None else self.args.output_dir
+            os.makedirs(output_dir, exist_ok=True)
+            self.model.save(output_dir, create_model_card=False)
+            torch.save(self.args, os.path.join(output_dir, TRAINING_ARGS_NAME))
+
+    return GradebenchCrossEncoderTrainer
+
+
+def cross_encoder_arguments(hf_args: Any) -> Any:
+    """The same ``TrainingArguments`` as a ``CrossEncoderTrainingArguments`` (which the trainer requires)."""
+    from sentence_transformers.cross_encoder import CrossEncoderTrainingArguments
+
+    values = {f.name: getattr(hf_args, f.name) for f in dataclasses.fields(hf_args) if f.init}
+    return CrossEncoderTrainingArguments(**values)
+
+
+def fit_cross_encoder(
+    scorer: Any,
+    train: Lists,
+    validation: Lists | None,
+    options: TrainOptions,
+    *,
+    run_dir: Path | None,
+    resume: bool,
+    progress: ProgressFn | None,
+) -> list[dict[str, Any]]:
+    """Train ``scorer.model`` in place (see the module docstring); returns one record per epoch."""
+    if train.n_queries == 0:
+        raise InvalidArgumentError("the training split has no queries", hint="check the benchmark's train split")
+    if run_dir is None:
+        if resume:
+            raise InvalidArgumentError("resume=True needs a run_dir holding the checkpoints",
+                                       hint="pass run_dir= of the interrupted run")
+        with tempfile.TemporaryDirectory(prefix="gradebench-ce-") as tmp:
+            return _fit(scorer, train, validation, options, Path(tmp), resume=False, progress=progress,
+                        keep_history_file=False)
+    return _fit(scorer, train, validation, options, Path(run_dir), resume=resume, progress=progress,
+                keep_history_file=True)
+
+
+def _fit(
+    scorer: Any, train: Lists, validation: Lists | None, options: TrainOptions, run_dir: Path, *,
+    resume: bool, progress: ProgressFn | None, keep_history_file: bool,
+) -> list[dict[str, Any]]:
+    from transformers import EarlyStoppingCallback
+    from transformers.trainer_callback import PrinterCallback
+    from transformers.trainer_utils import get_last_checkpoint
+
+    from gradebench.scorers._ce_model import preserved_rng, quiet_loading, resolve_precision
+    from gradebench.training.evaluation import metric_key
+    from gradebench.training.listeval import (
+        HISTORY_FILE,
+        EpochLogCallback,
+        RichProgressCallback,
+        read_history,
+        training_arguments,
+    )
+    from gradebench.training.st_loss import GradebenchLoss
+
+    model = scorer.model
+    config = scorer.config
+    has_val = validation is not None and validation.n_queries > 0
+    checkpoints = run_dir / CHECKPOINT_DIR
+    last = get_last_checkpoint(str(checkpoints)) if resume and checkpoints.is_dir() else None
+    precision = resolve_precision(config.precision, str(model.device))
+    args = cross_encoder_arguments(training_arguments(
+        options, checkpoints, n_train_queries=train.n_queries, default_lr=scorer.default_lr,
+        has_validation=has_val, bf16=precision == "bf16", fp16=precision == "fp16",
+    ))
+    mini_batch = config.mini_batch_size
+    if mini_batch is None:
+        mini_batch = CPU_MINI_BATCH if model.device.type == "cpu" else ACCELERATOR_MINI_BATCH
+    loss = GradebenchLoss(model, options.loss or scorer.default_loss, loss_params=dict(options.loss_params),
+                          mini_batch_size=mini_batch)
+    history_path = run_dir / HISTORY_FILE
+    records: list[dict[str, Any]] = []
+    callbacks: list[Any] = [EpochLogCallback(records, history_path)]
+    if has_val:
+        callbacks.append(EarlyStoppingCallback(early_stopping_patience=options.patience))
+    if progress is not None:
+        callbacks.append(RichProgressCallback(progress, metric_key=metric_key(options.eval_metric)))
+    train_ds = listwise_dataset(train)
+    with preserved_rng(), quiet_loading(warnings=True):
+        trainer = trainer_class()(
+            model=model, args=args, train_dataset=train_ds,
+            eval_dataset=listwise_dataset(validation) if has_val else None,  # unused: evaluate() scores lists
+            loss=loss, callbacks=callbacks,
+        )
+        trainer.remove_callback(PrinterCallback)  # logs go to history.jsonl and progress(), not stdout
+        trainer.gb_validation = validation if has_val else None
+        trainer.gb_score_fn = scorer.score
+        trainer.gb_history = []
+        trainer.gb_eval_metric = options.eval_metric
+        trainer.train(resume_from_checkpoint=last)
+    model.eval()
+    return read_history(history_path) if keep_history_file else records

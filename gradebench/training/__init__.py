@@ -1,0 +1,40 @@
+"""Training machinery shared by the trainable scorers (``transformers.Trainer`` underneath).
+
+* :mod:`gradebench.training.evaluation` — validation metrics (numpy only, cheap to import);
+* :mod:`gradebench.training.listeval` — :class:`ListEvalMixin`, :func:`training_arguments`,
+  progress/history callbacks (imports transformers);
+* :mod:`gradebench.training.engine` — :func:`fit_torch_scorer`, the Trainer loop for plain
+  torch scorers (lists as examples, gradebench losses).
+
+Names are re-exported lazily, so importing this package does not import torch or transformers.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+_LAZY = {
+    "VALIDATION_METRICS": "gradebench.training.evaluation",
+    "list_metrics": "gradebench.training.evaluation",
+    "metric_key": "gradebench.training.evaluation",
+    "ListEvalMixin": "gradebench.training.listeval",
+    "training_arguments": "gradebench.training.listeval",
+    "RichProgressCallback": "gradebench.training.listeval",
+    "EpochLogCallback": "gradebench.training.listeval",
+    "read_history": "gradebench.training.listeval",
+    "HISTORY_FILE": "gradebench.training.listeval",
+    "fit_torch_scorer": "gradebench.training.engine",
+    "CHECKPOINT_DIR": "gradebench.training.engine",
+}
+
+__all__ = sorted(_LAZY)
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'gradebench.training' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value

@@ -1,0 +1,93 @@
+"""Sweeps: the grid runs once; a second invocation skips every cell; file/line/key errors."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from gradebench.errors import RecipeError
+from gradebench.results.experiment import load_experiment
+from gradebench.results.store import list_records
+from gradebench.results.sweep import sweep
+from tests.conftest import REPO
+
+EXPERIMENT = """\
+name: tiny
+benchmarks:
+  - path: {bench}
+scorers:
+  - name: length
+    config: {{prefer: shorter}}
+  - name: random
+  - name: lambdamart
+    config: {{n_estimators: 5, min_child_samples: 5}}
+losses: [listnet]
+seeds: [0, 1]
+split: test
+n_resamples: 50
+"""
+
+
+def test_sweep_skips_existing_records(demo_bench, tmp_path):
+    exp = tmp_path / "exp.yaml"
+    exp.write_text(EXPERIMENT.format(bench=demo_bench))
+    first = sweep(exp, results_dir=tmp_path / "res", runs_dir=tmp_path / "runs")
+    assert (first.evaluated, first.skipped) == (6, 0)
+    assert [(c.scorer, c.seed) for c in first.cells] == [
+        (s, seed) for s in ("length", "random", "lambdamart") for seed in (0, 1)]
+    assert all(c.loss is None for c in first.cells)  # none of these scorers takes a gradebench loss
+    lm = [c for c in first.cells if c.scorer == "lambdamart"]
+    assert all(Path(c.run_dir).parent == tmp_path / "runs" / "demo" / "lambdamart" for c in lm)
+    assert len({c.run_dir for c in lm}) == 2  # one run per seed
+    records = list_records(tmp_path / "res")
+    assert len(records) == 6
+    trained = [r for r in records if r.scorer.name == "lambdamart"]
+    assert {r.system_seed for r in trained} == {0, 1} and all(r.run is not None for r in trained)
+    mtimes = {p: p.stat().st_mtime_ns for p in (tmp_path / "res" / "demo").iterdir()}
+
+    second = sweep(exp, results_dir=tmp_path / "res", runs_dir=tmp_path / "runs")
+    assert (second.evaluated, second.skipped) == (0, 6)
+    assert [c.record_id for c in second.cells] == [c.record_id for c in first.cells]
+    assert {p: p.stat().st_mtime_ns for p in (tmp_path / "res" / "demo").iterdir()} == mtimes  # nothing rewritten
+
+    # a new seed only runs the new cells
+    exp.write_text(EXPERIMENT.format(bench=demo_bench).replace("seeds: [0, 1]", "seeds: [0, 1, 2]"))
+    third = sweep(exp, results_dir=tmp_path / "res", runs_dir=tmp_path / "runs")
+    assert (third.evaluated, third.skipped) == (3, 6)
+
+
+@pytest.mark.parametrize("edit, line, key, needle", [
+    (("seeds: [0, 1]", "seeds: [0, 1]\nsedes: [3]"), 12, "sedes", "unknown key 'sedes'"),
+    (("  - name: random", "  - name: random\n    confg: {}"), 8, "scorers[1].confg", "unknown key 'confg'"),
+    (("n_resamples: 50", "n_resamples: 0"), 13, "n_resamples", "greater than or equal to 1"),
+    (("split: test", "split: test\ntrain: {seed: 3}"), 13, "train", "set by the grid"),
+    (("split: test", "split: test\ntrain: {epoch: 3}"), 13, "train.epoch", "unknown key 'epoch'"),
+    (("  - path: /nowhere", "  - path: /nowhere\n    recipe: demo"), 3, "benchmarks[0]", "exactly one of path"),
+])
+def test_experiment_errors_name_file_line_key(tmp_path, edit, line, key, needle):
+    exp = tmp_path / "bad.yaml"
+    exp.write_text(EXPERIMENT.format(bench="/nowhere").replace(*edit))
+    with pytest.raises(RecipeError, match=needle) as e:
+        load_experiment(exp)
+    assert (e.value.path, e.value.line, e.value.key) == (str(exp), line, key)
+
+
+def test_shipped_demo_experiment_is_valid():
+    exp = load_experiment(REPO / "recipes" / "experiments" / "demo.yaml")
+    assert exp.name == "demo" and exp.benchmarks[0].recipe == "demo" and len(exp.seeds) >= 2
+    assert {s.name for s in exp.scorers} >= {"bm25", "query-blind", "lambdamart"}
+    from gradebench.scorers import get_scorer_class
+
+    for entry in exp.scorers:  # every scorer is registered and per-scorer losses fit it
+        cls = get_scorer_class(entry.name)
+        assert cls.uses_loss or not entry.losses, entry.name
+
+
+def test_losses_on_a_scorer_without_loss_is_an_error(demo_bench, tmp_path):
+    exp = tmp_path / "e.yaml"
+    exp.write_text(f"name: t\nbenchmarks: [{{path: {demo_bench}}}]\nscorers:\n  - name: bm25\n    losses: [mse]\n")
+    with pytest.raises(RecipeError, match="does not train with a gradebench loss") as e:
+        sweep(exp, results_dir=tmp_path / "r", runs_dir=tmp_path / "runs")
+    assert e.value.key == "scorers[0].losses"
+    assert not (tmp_path / "r").exists()
