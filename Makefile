@@ -18,7 +18,7 @@ $(VENV)/.installed: pyproject.toml constraints.txt
 	touch $@
 
 demo: venv
-	$(VENV)/bin/gradebench build demo --out $(OUT)
+	$(VENV)/bin/gradebench demo --out $(OUT)
 
 test: venv
 	HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 $(PY) -m pytest -n 2 -q

@@ -29,7 +29,20 @@ def losses_table() -> str:
     return loss_table().strip()
 
 
-BLOCKS = {"recipes": recipes_table, "losses": losses_table}
+def scorers_table() -> str:
+    from gradebench.scorers import scorer_table
+
+    lines = ["| scorer | kind | trains | default loss | what it is | config (defaults) |", "|---|---|---|---|---|---|"]
+    for r in scorer_table():
+        cfg = ", ".join(f"`{k}={v!r}`" for k, v in r["config"].items()) or "—"
+        lines.append(
+            f"| `{r['name']}` v{r['version']} | {r['kind']} | {'yes' if r['trainable'] else 'no'} | "
+            f"{r['default_loss'] or '—'} | {r['summary']} | {cfg} |"
+        )
+    return "\n".join(lines)
+
+
+BLOCKS = {"recipes": recipes_table, "losses": losses_table, "scorers": scorers_table}
 
 
 def render(text: str) -> str:

@@ -131,3 +131,48 @@ def losses(as_json: Annotated[bool, typer.Option("--json", help="print the resul
     for r in rows:
         t.add_row(r["name"], r["kind"], r["summary"])
     Console().print(t)
+
+
+@app.command()
+def demo(
+    out: Annotated[Path, typer.Option(help="output root (benchmark, runs, results, plots)")] = Path("gradebench-out"),
+    epochs: Annotated[int, typer.Option(help="maximum epochs of each trained scorer")] = 30,
+    as_json: Annotated[bool, typer.Option("--json", help="print the result as JSON")] = False,
+) -> None:
+    """The main job end to end on the embedded demo data: build, train, evaluate, leaderboard, plots."""
+    from gradebench.harness.demo import run_demo
+    from gradebench.paths import check_writable_dir
+
+    check_writable_dir(out, what="--out")
+    bar, progress = rich_progress(not as_json)
+    if bar is not None:
+        bar.start()
+    try:
+        result = run_demo(out, epochs=epochs, progress=progress)
+    finally:
+        if bar is not None:
+            bar.stop()
+    if as_json:
+        emit(result.to_dict())
+        return
+    import sys
+
+    from rich.console import Console
+
+    from gradebench.results.leaderboard import leaderboard as leaderboard_api
+
+    console = Console()
+    console.print(f"[bold]demo[/bold] benchmark at [cyan]{result.benchmark}[/cyan]")
+    board = leaderboard_api(result.results_dir, benchmark="demo", split="test", sort_by="ndcg@5")
+    if sys.stdout.isatty():
+        from gradebench.results.render import rich_tables
+
+        for item in rich_tables(board):
+            console.print(item)
+    else:
+        sys.stdout.write(board.to_markdown())
+    console.print(f"runs in [cyan]{Path(result.results_dir).parent / 'runs'}[/cyan]; "
+                  f"records in [cyan]{result.results_dir}[/cyan] (query them: gradebench query \"SELECT * FROM results\" "
+                  f"--results-dir {result.results_dir})")
+    for p in result.plots:
+        console.print(f"plot: [cyan]{p}[/cyan]")

@@ -102,6 +102,12 @@ def _print_record(record) -> None:
                       f"smallest {s.min_centered_gap:.4f}); scoring {record.timings.scoring_s:.3f}s")
 
 
+def _json_format(fmt: str | None, as_json: bool) -> str | None:
+    if as_json and fmt not in (None, "json"):
+        raise InvalidArgumentError(f"--json conflicts with --format {fmt}", hint="give one of --json or --format")
+    return "json" if as_json else fmt
+
+
 @app.command()
 def leaderboard(
     benchmark: Annotated[Optional[str], typer.Option(help="only this benchmark (its name)")] = None,
@@ -110,9 +116,12 @@ def leaderboard(
     alpha: Annotated[float, typer.Option(help="family-wise error rate of the Holm-corrected tests")] = 0.05,
     fmt: Annotated[Optional[str], typer.Option("--format", help="md | html | json (default: md)")] = None,
     results_dir: Annotated[Path, _results_dir] = RESULTS_DIR,
+    as_json: Annotated[bool, typer.Option("--json", help="same as --format json")] = False,
 ) -> None:
     """Rank systems (scorer + loss + config, mean over seeds) with CIs and tests against the best."""
     from gradebench.results.leaderboard import leaderboard as leaderboard_api
+
+    fmt = _json_format(fmt, as_json)
 
     if fmt is not None and fmt not in ("md", "html", "json"):
         raise InvalidArgumentError(f"unknown --format {fmt!r}", hint="one of md, html, json")
@@ -138,9 +147,12 @@ def query(
     sql: Annotated[str, typer.Argument(help="SQL over the views results, metrics, per_query, predictions, candidates")],
     fmt: Annotated[Optional[str], typer.Option("--format", help="table | csv | json (default: table)")] = None,
     results_dir: Annotated[Path, _results_dir] = RESULTS_DIR,
+    as_json: Annotated[bool, typer.Option("--json", help="same as --format json")] = False,
 ) -> None:
     """Run SQL (DuckDB) over the result records; views are defined in leaderboard/views.sql."""
     from gradebench.results.query import FORMATS, run_query
+
+    fmt = _json_format(fmt, as_json)
 
     if fmt is not None and fmt not in FORMATS:
         raise InvalidArgumentError(f"unknown --format {fmt!r}", hint=f"one of {', '.join(FORMATS)}")
