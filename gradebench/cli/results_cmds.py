@@ -47,6 +47,7 @@ def eval_cmd(
     seed: Annotated[int, typer.Option(help="bootstrap seed (and the scorer's seed with --scorer)")] = 0,
     resamples: Annotated[int, typer.Option(help="bootstrap resamples per confidence interval")] = 1000,
     results_dir: Annotated[Path, _results_dir] = RESULTS_DIR,
+    zero_shot: Annotated[bool, typer.Option("--zero-shot", help="allow a run trained on another benchmark")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="print the record as JSON")] = False,
 ) -> None:
     """Score a split with a scorer (or a trained run) and write a result record."""
@@ -75,7 +76,7 @@ def eval_cmd(
         instance, info = make_scorer(scorer, parse_settings(set_), seed=seed), None
     record = _with_progress(not as_json, lambda progress: evaluate_scorer(
         benchmark, instance, split=split, seed=seed, n_resamples=resamples, run=info, results_dir=results_dir,
-        progress=progress))
+        zero_shot=zero_shot, progress=progress))
     if as_json:
         emit(record.to_dict())
         return

@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from gradebench.errors import InvalidArgumentError
+from gradebench.errors import RunError, InvalidArgumentError
 from gradebench.lists import Benchmark, Lists, open_benchmark
 from gradebench.metrics import evaluate
 from gradebench.results import suite as S
@@ -68,6 +68,7 @@ def evaluate_scorer(
     run: Any = None,
     results_dir: str | Path = DEFAULT_RESULTS_DIR,
     write: bool = True,
+    zero_shot: bool = False,
     progress: ProgressFn | None = None,
 ) -> EvalRecord:
     """Score ``split`` of ``benchmark`` with ``scorer``, compute the suite with CIs, write the record.
@@ -81,6 +82,8 @@ def evaluate_scorer(
         run: the run's ``RunInfo`` (loss, options, run fingerprint, training timings), or None.
         results_dir: root of the record store; the record goes to ``<results_dir>/<benchmark>/<id>.json``.
         write: False computes the record without writing it (``record.path`` stays None).
+        zero_shot: allow a ``run`` trained on another benchmark (a transfer evaluation; the
+            leaderboard labels such systems with the benchmark they were trained on).
         progress: optional ``progress(done, total, message)``.
 
     Returns:
@@ -98,6 +101,12 @@ def evaluate_scorer(
     t_start = time.perf_counter()
     step = _stepper(progress, 4)
     bench = open_bench(benchmark)
+    if run is not None and run.benchmark_fingerprint != bench.fingerprint and not zero_shot:
+        raise RunError(
+            f"the run was trained on {run.benchmark} ({run.benchmark_fingerprint[:12]}), not on {bench.name} "
+            f"({bench.fingerprint[:12]})", path=getattr(run, "run_dir", None),
+            hint="evaluate it on its own benchmark, or pass --zero-shot for a transfer evaluation",
+        )
     lists = bench.lists(split)
     if lists.n_queries == 0:
         raise InvalidArgumentError(f"split {split!r} of {bench.name} has no queries", path=bench.path,

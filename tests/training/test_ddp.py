@@ -47,3 +47,25 @@ def test_two_process_ddp_on_cpu(demo_benchmark, tmp_path):
         assert rank0[name]["history"] == rank1[name]["history"]
         assert rank0[name]["scores"] == rank1[name]["scores"]
         assert len(list((tmp_path / name / "checkpoints").glob("checkpoint-*"))) == 2
+
+
+@pytest.mark.slow
+def test_accelerate_launch_runs_gradebench_train_on_two_processes(demo_benchmark, tmp_path):
+    """``accelerate launch ... -m gradebench train`` trains with 2 processes; rank 0 writes the run.
+
+    accelerate 1.15 starts a single process for ``--cpu --num_processes 2``; on a machine
+    without GPUs ``--multi_gpu`` launches the processes and torch.distributed uses gloo on the CPU.
+    """
+    out = tmp_path / "run"
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "ACCELERATE_USE_CPU": "true"}
+    sets = [f"--set={k}={v}" for k, v in TINY.items()]
+    cmd = [sys.executable, "-m", "accelerate.commands.launch", "--multi_gpu", "--num_processes", "2",
+           "--num_machines", "1", "--mixed_precision", "no", "--dynamo_backend", "no", "-m", "gradebench", "train",
+           "--benchmark", str(demo_benchmark), "--scorer", "hashed-mlp", "--loss", "listnet", "--epochs", "2",
+           "--batch-queries", "8", "--out", str(out), *sets, "--json"]
+    done = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=600, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr[-3000:]
+    info = json.loads((out / "run.json").read_text())
+    # 38 queries / (8 per process * 2 processes) = 3 optimizer steps per epoch: both processes took part
+    assert [h["step"] for h in info["history"]] == [3, 6]
+    assert (out / "model").is_dir()
