@@ -29,6 +29,19 @@ _LAZY = {
     "paired_bootstrap_test": "gradebench.stats",
     "paired_randomization_test": "gradebench.stats",
     "holm": "gradebench.stats",
+    # benchmarks as dense lists
+    "open_benchmark": "gradebench.lists",
+    "Lists": "gradebench.lists",
+    # scorers and the harness
+    "make_scorer": "gradebench.scorers",
+    "register_scorer": "gradebench.scorers",
+    "Scorer": "gradebench.scorers",
+    "TrainOptions": "gradebench.scorers",
+    "train": "gradebench.harness.train",
+    "load_run": "gradebench.harness.runs",
+    "run_demo": "gradebench.harness.demo",
+    # results
+    "evaluate_scorer": "gradebench.results.evaluate",
     # losses (torch, imported only when asked for)
     "get_loss": "gradebench.losses",
     "LOSSES": "gradebench.losses",

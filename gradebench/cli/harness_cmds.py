@@ -48,6 +48,18 @@ def rich_progress(enabled: bool):
     return bar, update
 
 
+def with_progress(enabled: bool, fn):
+    """Call ``fn(progress)`` with a rich bar on a TTY when ``enabled`` (``progress`` None otherwise)."""
+    bar, progress = rich_progress(enabled)
+    if bar is not None:
+        bar.start()
+    try:
+        return fn(progress)
+    finally:
+        if bar is not None:
+            bar.stop()
+
+
 @app.command()
 def train(
     benchmark: Annotated[Path, typer.Option(help="a benchmark folder written by `gradebench build`")],
@@ -61,6 +73,8 @@ def train(
     patience: Annotated[Optional[int], typer.Option(help="early-stopping patience in epochs")] = None,
     list_size: Annotated[Optional[int], typer.Option(help="subsample K candidates per training list")] = None,
     max_train_queries: Annotated[Optional[int], typer.Option(help="train on the first N queries only")] = None,
+    max_validation_queries: Annotated[Optional[int], typer.Option(
+        help="early-stop on the first N validation queries only")] = None,
     set_: Annotated[Optional[list[str]], typer.Option("--set", help="scorer config key=value (repeatable)")] = None,
     loss_param: Annotated[Optional[list[str]], typer.Option("--loss-param", help="loss parameter key=value")] = None,
     resume: Annotated[bool, typer.Option(help="continue an interrupted run in --out")] = False,
@@ -71,18 +85,13 @@ def train(
 
     options: dict[str, Any] = {"seed": seed, "loss_params": parse_settings(loss_param, flag="--loss-param")}
     for key, value in (("epochs", epochs), ("lr", lr), ("batch_queries", batch_queries), ("patience", patience),
-                       ("list_size", list_size), ("max_train_queries", max_train_queries)):
+                       ("list_size", list_size), ("max_train_queries", max_train_queries),
+                       ("max_validation_queries", max_validation_queries)):
         if value is not None:
             options[key] = value
-    bar, progress = rich_progress(not as_json)
-    if bar is not None:
-        bar.start()
-    try:
-        result = train_api(benchmark, scorer, loss=loss, config=parse_settings(set_), options=options, out=out,
-                           resume=resume, progress=progress)
-    finally:
-        if bar is not None:
-            bar.stop()
+    config = parse_settings(set_)
+    result = with_progress(not as_json, lambda progress: train_api(
+        benchmark, scorer, loss=loss, config=config, options=options, out=out, resume=resume, progress=progress))
     if as_json:
         emit(result.to_dict())
         return
@@ -144,14 +153,7 @@ def demo(
     from gradebench.paths import check_writable_dir
 
     check_writable_dir(out, what="--out")
-    bar, progress = rich_progress(not as_json)
-    if bar is not None:
-        bar.start()
-    try:
-        result = run_demo(out, epochs=epochs, progress=progress)
-    finally:
-        if bar is not None:
-            bar.stop()
+    result = with_progress(not as_json, lambda progress: run_demo(out, epochs=epochs, progress=progress))
     if as_json:
         emit(result.to_dict())
         return

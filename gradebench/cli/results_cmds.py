@@ -19,21 +19,10 @@ def _tty() -> bool:
     return sys.stdout.isatty()
 
 
-def _progress(enabled: bool):
-    from gradebench.cli.harness_cmds import rich_progress
-
-    return rich_progress(enabled)
-
-
 def _with_progress(enabled: bool, fn):
-    bar, progress = _progress(enabled)
-    if bar is not None:
-        bar.start()
-    try:
-        return fn(progress)
-    finally:
-        if bar is not None:
-            bar.stop()
+    from gradebench.cli.harness_cmds import with_progress
+
+    return with_progress(enabled, fn)
 
 
 @app.command("eval")

@@ -2,8 +2,9 @@
 
 The train split trains, the validation split early-stops (when the benchmark has one), and the
 test split is never read. ``options.list_size`` subsamples each list by content
-(:meth:`gradebench.lists.Lists.subsample`), ``options.max_train_queries`` keeps the first N
-training queries (a deterministic subset for quick CPU runs).
+(:meth:`gradebench.lists.Lists.subsample`), ``options.max_train_queries`` and
+``options.max_validation_queries`` keep the first N training/validation queries (deterministic
+subsets for quick CPU runs).
 
 Under ``accelerate launch``/torchrun every process runs this function; only the main process
 (``RANK`` 0) writes ``model/`` and ``run.json``.
@@ -156,6 +157,8 @@ def train(
     if opts.list_size is not None:
         train_lists = train_lists.subsample(opts.list_size, seed=opts.seed)
     validation = bench.lists("validation") if "validation" in bench.files else None
+    if validation is not None and opts.max_validation_queries is not None:
+        validation = validation.head(opts.max_validation_queries)
     if validation is not None and opts.list_size is not None:
         validation = validation.subsample(opts.list_size, seed=opts.seed)
     if is_main_process():

@@ -17,8 +17,6 @@ device); another seed gives another model.
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -26,6 +24,7 @@ import numpy as np
 from pydantic import Field, field_validator
 
 from gradebench.errors import InvalidArgumentError
+from gradebench.harness.runs import write_json_atomic
 from gradebench.lists import Lists
 from gradebench.scorers.base import ProgressFn, Scorer, ScorerConfig, TrainOptions, check_scores
 
@@ -62,17 +61,6 @@ class HashedConfig(ScorerConfig):
 ARCH_KEYS: tuple[str, ...] = ("dim", "shared_dim", "word_ngrams", "char_ngrams", "embed_dim", "hidden", "layers")
 
 
-def write_json_atomic(path: Path, obj: Any) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            json.dump(obj, f, indent=2, sort_keys=True)
-            f.write("\n")
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 def read_scorer_json(directory: Path, name: str) -> dict[str, Any]:

@@ -52,6 +52,7 @@ class TrainOptions(BaseModel):
     eval_metric: str = "ndcg@5"
     list_size: int | None = Field(None, ge=1)
     max_train_queries: int | None = Field(None, ge=1)
+    max_validation_queries: int | None = Field(None, ge=1)
     seed: int = 42
 
 
