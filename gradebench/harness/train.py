@@ -32,6 +32,7 @@ from gradebench.harness.runs import (
     write_json_atomic,
 )
 from gradebench.lists import Benchmark, open_benchmark
+from gradebench.paths import check_writable_dir
 from gradebench.scorers import TrainOptions, get_scorer_class
 from gradebench.scorers.base import ProgressFn
 
@@ -146,6 +147,7 @@ def train(
                          options=opts.model_dump(mode="json"))
     run_dir = Path(out)
     cached = _check_run_dir(run_dir, fp, resume=resume)
+    check_writable_dir(run_dir, what="--out")
     if cached is not None:
         return TrainResult.from_info(cached, cached=True)
     if "train" not in bench.files:

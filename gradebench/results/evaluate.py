@@ -101,6 +101,10 @@ def evaluate_scorer(
     t_start = time.perf_counter()
     step = _stepper(progress, 4)
     bench = open_bench(benchmark)
+    if write:
+        from gradebench.paths import check_writable_dir
+
+        check_writable_dir(results_dir, what="--results-dir")
     if run is not None and run.benchmark_fingerprint != bench.fingerprint and not zero_shot:
         raise RunError(
             f"the run was trained on {run.benchmark} ({run.benchmark_fingerprint[:12]}), not on {bench.name} "

@@ -125,3 +125,15 @@ def test_scorers_and_losses_listing(capsys):
     assert {"bm25", "lambdamart"} <= {r["name"] for r in rows}
     assert main(["losses", "--json"]) == 0
     assert len(json.loads(capsys.readouterr().out)) == 12
+
+
+def test_unwritable_out_fails_before_training(demo_benchmark, tmp_path, capsys):
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    assert main(["train", "--benchmark", str(demo_benchmark), "--scorer", "lambdamart",
+                 "--out", str(blocker / "run")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and str(blocker) in err
+    assert main(["eval", "--benchmark", str(demo_benchmark), "--scorer", "bm25",
+                 "--results-dir", "/proc/gradebench-results"]) == 2
+    assert "/proc" in capsys.readouterr().err
