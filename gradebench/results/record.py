@@ -92,6 +92,8 @@ class ScorerRef(_Model):
     version: int
     kind: str
     config: dict[str, Any]
+    #: where a model-backed scorer's weights came from (the cross-encoder's resolved model folder)
+    model_path: str | None = None
 
 
 class LossRef(_Model):
