@@ -115,7 +115,8 @@ def test_training_options_and_transfer_make_distinct_systems(demo_bench, tmp_pat
     big = fake_run(fp, seed=1)
     other = replace(fake_run("e" * 64, seed=1), benchmark="esnli", run_fingerprint="b" * 64)
     for run in (small, big, other):
-        evaluate_scorer(demo_bench, Noisy(seed=1), run=run, split="train", results_dir=tmp_path, n_resamples=50)
+        evaluate_scorer(demo_bench, Noisy(seed=1), run=run, split="train", results_dir=tmp_path, n_resamples=50,
+                        zero_shot=run is other)
     labels = sorted(r.system for r in leaderboard(tmp_path, split="train").boards[0].rows)
     assert labels == ["test-noisy + listnet {epochs=3,list_size=3}", "test-noisy + listnet {epochs=3}",
                       "test-noisy + listnet {epochs=3} (trained on esnli)"]
