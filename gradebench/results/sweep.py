@@ -20,6 +20,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from gradebench.harness.runs import RUN_CONFIG, RUN_JSON
 from gradebench.errors import GradebenchError, RecipeError
 from gradebench.lists import Benchmark, open_benchmark
 from gradebench.results.evaluate import DEFAULT_RESULTS_DIR, evaluate_scorer, expected_id
@@ -157,8 +158,10 @@ def sweep(
         if record is None:
             run = None
             if cls.trainable:
+                # a cell killed mid-training left its run folder: continue it from the last checkpoint
+                interrupted = (run_dir / RUN_CONFIG).is_file() and not (run_dir / RUN_JSON).is_file()
                 result = train(bench, entry.name, loss=None if loss is None else loss.name, config=entry.config,
-                               options=opts, out=run_dir, progress=None)
+                               options=opts, out=run_dir, resume=interrupted, progress=None)
                 scorer, run = load_run(result.run_dir)
             record = evaluate_scorer(bench, scorer, split=exp.split, seed=seed, n_resamples=exp.n_resamples,
                                      run=run, results_dir=results_dir)

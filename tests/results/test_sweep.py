@@ -91,3 +91,17 @@ def test_losses_on_a_scorer_without_loss_is_an_error(demo_bench, tmp_path):
         sweep(exp, results_dir=tmp_path / "r", runs_dir=tmp_path / "runs")
     assert e.value.key == "scorers[0].losses"
     assert not (tmp_path / "r").exists()
+
+
+def test_sweep_continues_a_cell_killed_mid_training(demo_bench, tmp_path):
+    exp = tmp_path / "exp.yaml"
+    exp.write_text(EXPERIMENT.format(bench=demo_bench).replace("seeds: [0, 1]", "seeds: [0]"))
+    first = sweep(exp, results_dir=tmp_path / "res", runs_dir=tmp_path / "runs")
+    cell = next(c for c in first.cells if c.scorer == "lambdamart")
+    # what a kill during training leaves: run-config.json but no run.json, and no record
+    (Path(cell.run_dir) / "run.json").unlink()
+    for f in (tmp_path / "res" / "demo").glob(f"{cell.record_id}*"):
+        f.unlink()
+    again = sweep(exp, results_dir=tmp_path / "res", runs_dir=tmp_path / "runs")
+    assert (again.evaluated, again.skipped) == (1, 2)
+    assert (Path(cell.run_dir) / "run.json").is_file()
