@@ -21,7 +21,6 @@ Example::
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -241,21 +240,12 @@ def open_benchmark(path: str | Path) -> Benchmark:
     """
     if not isinstance(path, (str, Path)):
         raise InvalidArgumentError(f"benchmark path must be a str or Path, got {type(path).__name__}")
+    from gradebench.build.info import info
+
     p = Path(path)
-    if not p.is_dir():
-        raise BenchmarkError("no such benchmark folder", path=p, hint="give the folder that `gradebench build` printed")
+    manifest = info(p)
+    manifest.pop("path", None)
     m = p / MANIFEST
-    if not m.is_file():
-        raise BenchmarkError(
-            "not a benchmark folder (no manifest.json)", path=p,
-            hint="give the folder that `gradebench build` printed; an interrupted build leaves no manifest",
-        )
-    try:
-        manifest = json.loads(m.read_text(encoding="utf-8"))
-    except (ValueError, UnicodeDecodeError) as e:
-        raise BenchmarkError(f"manifest is not valid JSON ({e})", path=m, hint="rebuild with --force") from None
-    if not isinstance(manifest, dict):
-        raise BenchmarkError("manifest is not a JSON object", path=m, hint="rebuild with --force")
     recipe = manifest.get("recipe")
     name = recipe.get("name") if isinstance(recipe, dict) else None
     fp = manifest.get("fingerprint")

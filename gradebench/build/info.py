@@ -24,8 +24,10 @@ def info(path: str | Path) -> dict[str, Any]:
         )
     try:
         manifest = json.loads(m.read_text(encoding="utf-8"))
-    except ValueError as e:
+    except (ValueError, UnicodeDecodeError) as e:
         raise BenchmarkError(f"manifest is not valid JSON ({e})", path=m, hint="rebuild with --force") from None
+    if not isinstance(manifest, dict):
+        raise BenchmarkError("manifest is not a JSON object", path=m, hint="rebuild with --force")
     version = manifest.get("data_format_version")
     if version != DATA_FORMAT_VERSION:
         raise BenchmarkError(

@@ -26,6 +26,7 @@ from gradebench.harness.runs import (
     RUN_CONFIG,
     RUN_JSON,
     RunInfo,
+    current_umask,
     read_json,
     read_run_info,
     run_fingerprint,
@@ -230,7 +231,7 @@ def _save_model(scorer: Any, run_dir: Path) -> None:
     tmp = Path(tempfile.mkdtemp(prefix=".model.incomplete-", dir=run_dir))
     try:
         scorer.save(tmp)
-        os.chmod(tmp, 0o777 & ~_umask())
+        os.chmod(tmp, 0o777 & ~current_umask())
         final = run_dir / MODEL_DIR
         if final.exists():
             shutil.rmtree(final)
@@ -238,9 +239,3 @@ def _save_model(scorer: Any, run_dir: Path) -> None:
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
-
-
-def _umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
