@@ -5,8 +5,9 @@ Usage::
     python benchmarks/bench_recipes.py                 # all recipes with real data here
     python benchmarks/bench_recipes.py --recipes dnli winowhy
 
-For each recipe: one build with validation and one without (each into a fresh temporary
-folder, one worker), wall-clock seconds of both, and the manifest's counts and stats. The
+For each recipe: one plain build and one with validation and the learned validity figures
+(each into a fresh temporary folder, one worker), wall-clock seconds of both, and the
+manifest's counts, stats and validity figures. The
 figures go to ``benchmarks/results/recipes-real-data.json``; ``python -m gradebench.docs``
 renders them into the README's recipe-stats table beside the core paper's Table 11. The
 great-expectations import is timed separately (once per process, paid by the first build
@@ -53,7 +54,10 @@ def _timed_build(name: str, source: str | None, resplit, validate: bool) -> tupl
 
     with tempfile.TemporaryDirectory() as tmp:
         t0 = time.perf_counter()
-        result = build(name, source=source, out=tmp, resplit=resplit, workers=1, progress=False, validate=validate)
+        result = build(
+            name, source=source, out=tmp, resplit=resplit, workers=1, progress=False, validate=validate,
+            validity=validate,
+        )
         return time.perf_counter() - t0, result
 
 
@@ -83,6 +87,7 @@ def measure(name: str) -> dict:
         "shortcut_probes": a.get("shortcut_probes"),
         "entropy_mean": a.get("entropy_mean"),
         "validation": r.validation,
+        "validity": r.validity,
         "seconds_build": round(t_plain, 2),
         "seconds_build_validated": round(t_valid, 2),
     }

@@ -50,24 +50,29 @@ def recipe_stats_table() -> str:
     data = json.loads(STATS_FILE.read_text(encoding="utf-8"))
     lines = [
         "| recipe | source | lists | candidates | list sizes | ambiguity | score range | score-grade NDCG@5 "
-        "| probes: length / overlap / authorship | build s (+validation) | paper Table 11 (size, ambiguity, range, NDCG@5) |",
-        "|---|---|---|---|---|---|---|---|---|---|---|",
+        "| probes: length / overlap / authorship | learned: query-blind / BM25 / LambdaMART "
+        "| build s (+validation, validity) | paper Table 11 (size, ambiguity, range, NDCG@5) |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in data["recipes"]:
         name = r["recipe"]
         if "skipped" in r:
-            lines.append(f"| `{name}` | – | – | – | – | – | – | – | – | – | {PAPER_TABLE11.get(name, '')} ({r['skipped']}) |")
+            lines.append(f"| `{name}` | – | – | – | – | – | – | – | – | – | – | {PAPER_TABLE11.get(name, '')} ({r['skipped']}) |")
             continue
         sizes = r.get("list_sizes") or {}
         ks = sorted(int(k) for k in sizes)
         size_text = str(ks[0]) if len(ks) == 1 else f"{ks[0]}–{ks[-1]}" if ks else "–"
         p = r.get("shortcut_probes") or {}
         probes = " / ".join(_f(p.get(k)) for k in ("length", "query_overlap", "human_authorship"))
+        v = r.get("validity") or {}
+        learned = " / ".join(
+            _f((v.get(k) or {}).get("pairwise_agreement")) for k in ("query_blind", "bm25", "lexical_ceiling")
+        )
         amb = r.get("ambiguity")
         lines.append(
             f"| `{name}` | {r['source']} | {r['queries']:,} | {r['candidates']:,} | {size_text} | "
             f"{'–' if amb is None else f'{100 * amb:.1f}%'} | {_f(r.get('score_range_mean'))} | {_f(r.get('ndcg@5'), 4)} | "
-            f"{probes} | {r['seconds_build']:.1f} ({r['seconds_build_validated']:.1f}) | {PAPER_TABLE11.get(name, '')} |"
+            f"{probes} | {learned} | {r['seconds_build']:.1f} ({r['seconds_build_validated']:.1f}) | {PAPER_TABLE11.get(name, '')} |"
         )
     return "\n".join(lines)
 

@@ -15,6 +15,45 @@ def _fmt(x: Any) -> str:
     return "n/a" if x is None else (f"{x:.4f}" if isinstance(x, float) else str(x))
 
 
+def validity_reading(v: dict[str, Any]) -> list[str]:
+    """Bullet points that say in words what a build's validity figures mean (pure)."""
+    q = v["query_blind"]["pairwise_agreement"]
+    warn = v.get("warn_query_blind", 0.6)
+    out = []
+    if q > warn:
+        out.append(
+            f"- **Warning:** a ranker that never reads the query orders {q:.1%} of candidate pairs correctly: "
+            "the candidates' own text (templates, authorship, length, wording) gives their grade away, so a "
+            "high score on this benchmark is no evidence that a scorer judges quality."
+        )
+    elif q <= 0.55:
+        out.append(
+            f"- The query-blind probe is at chance ({q:.1%} of pairs): a candidate's text alone does not give "
+            "its grade away; ranking needs the query."
+        )
+    else:
+        out.append(
+            f"- The query-blind probe orders {q:.1%} of pairs from the candidate text alone: some style cue "
+            "is left, but well below the warning level."
+        )
+    lexical = [(name, v[key]["pairwise_agreement"]) for key, name in (("bm25", "BM25"), ("lexical_ceiling", "LambdaMART"))
+               if v.get(key)]
+    if lexical:
+        name, best = max(lexical, key=lambda kv: kv[1])
+        text = (
+            f"- Word matching alone ({name}) orders {best:.1%} of pairs: a scorer shows more than lexical "
+            f"matching only by the margin it reaches above {best:.3f}"
+        )
+        if best >= 0.9:
+            text += "; with so little room left, this benchmark barely separates understanding from matching."
+        elif best <= 0.8:
+            text += f"; the {1 - best:.1%} of pairs that matching gets wrong are where understanding is measured."
+        else:
+            text += "."
+        out.append(text)
+    return out
+
+
 def render_card(manifest: dict[str, Any], builder: Any) -> str:
     r = manifest["recipe"]
     src = r["source"]
@@ -121,9 +160,9 @@ def render_card(manifest: dict[str, Any], builder: Any) -> str:
         for name, reads, f in rows:
             if f:
                 lines.append(f"| {name} | {reads} | {f['pairwise_agreement']:.4f} | {f['ndcg@5']:.4f} |")
-        if v["query_blind"]["pairwise_agreement"] > v.get("warn_query_blind", 0.6):
-            lines += ["", "**Warning:** the query-blind probe ranks well without reading the query: this "
-                      "benchmark rewards recognising candidate style (authorship, templates) as much as understanding."]
+        lines += ["", "What these figures show:", "", *validity_reading(v)]
+    if r.get("card_notes"):
+        lines += ["", r["card_notes"].strip()]
     lines += [
         "",
         "## Source and license",

@@ -63,6 +63,10 @@ class BuildResult:
         return asdict(self)
 
 
+#: recipe keys that only document the benchmark and so stay out of its fingerprint
+DOC_ONLY_KEYS = ("card_notes",)
+
+
 def fingerprint(
     recipe: Recipe,
     files: Sequence[SourceFile],
@@ -79,7 +83,7 @@ def fingerprint(
     payload: dict[str, Any] = {
         "data_format_version": DATA_FORMAT_VERSION,
         "schema_version": SCHEMA_VERSION,
-        "recipe": recipe.model_dump(mode="json"),
+        "recipe": recipe.model_dump(mode="json", exclude=set(DOC_ONLY_KEYS)),
         "recipe_version": recipe.version,
         "inputs": [{"role": f.role, "sha256": f.sha256} for f in files],
         "options": {"limit": limit, "resplit": None if resplit is None else list(resplit)},

@@ -83,6 +83,14 @@ class Recipe(StrictModel):
         default=None, description="default train/validation/test percentages carved by query-id hash"
     )
     notes: str = ""
+    card_notes: str = Field(
+        default="",
+        description=(
+            "what the card should say about the build's validity figures (which shortcuts remain, how to "
+            "read the numbers); documentation only: not part of the fingerprint, so it can be written after "
+            "the figures are measured without changing the benchmark"
+        ),
+    )
 
     @field_validator("resplit")
     @classmethod

@@ -48,6 +48,42 @@ def test_warning_threshold():
     assert "0.950" in validity.warning({"query_blind": {"pairwise_agreement": 0.95}})
 
 
+def _figs(qb: float, bm25: float, ceiling: float | None) -> dict:
+    out = {"query_blind": {"pairwise_agreement": qb}, "bm25": {"pairwise_agreement": bm25}}
+    out["lexical_ceiling"] = None if ceiling is None else {"pairwise_agreement": ceiling}
+    return out
+
+
+def test_card_reads_the_figures_in_words():
+    from gradebench.benchmark.card import validity_reading
+
+    shortcut = validity_reading(_figs(1.0, 0.7, 0.8))
+    assert shortcut[0].startswith("- **Warning:**") and "100.0%" in shortcut[0]
+    blind = validity_reading(_figs(0.5, 0.95, 0.6))
+    assert "at chance" in blind[0]
+    assert "(BM25) orders 95.0%" in blind[1] and "barely separates" in blind[1]  # the best lexical ranker is named
+    room = validity_reading(_figs(0.58, 0.66, 0.72))
+    assert "below the warning level" in room[0]
+    assert "(LambdaMART) orders 72.0%" in room[1] and "the 28.0% of pairs" in room[1]
+    assert "(BM25) orders 66.0%" in validity_reading(_figs(0.58, 0.66, None))[1]  # no lightgbm: BM25 alone
+
+
+def test_card_notes_reach_the_card_but_not_the_fingerprint(tmp_path, monkeypatch):
+    from gradebench.recipes.loader import load_recipe
+
+    monkeypatch.setattr(validity, "MIN_LISTS", 2)
+    plain = build("demo", out=tmp_path / "a", progress=False)
+    recipe = load_recipe("demo").model_copy(update={"card_notes": "What the figures mean for the demo."})
+    noted = build(recipe, out=tmp_path / "b", progress=False)
+    assert noted.fingerprint == plain.fingerprint
+    card = (Path(noted.path) / "README.md").read_text()
+    assert "What these figures show:" in card and "What the figures mean for the demo." in card
+    assert "What the figures mean" not in (Path(plain.path) / "README.md").read_text()
+    data = sorted(p.name for p in (Path(plain.path) / "data").iterdir())
+    for name in data:  # same data bytes
+        assert (Path(plain.path) / "data" / name).read_bytes() == (Path(noted.path) / "data" / name).read_bytes()
+
+
 @pytest.mark.integration
 def test_real_esnli_warns_and_esnli_human_is_harder(tmp_path, capsys):
     source = shared_data("esnli", "eSNLI")
