@@ -84,6 +84,20 @@ def test_shipped_demo_experiment_is_valid():
         assert cls.uses_loss or not entry.losses, entry.name
 
 
+@pytest.mark.parametrize("path", sorted((REPO / "recipes" / "experiments").glob("*.yaml")), ids=lambda p: p.stem)
+def test_every_shipped_experiment_is_valid(path):
+    from gradebench.losses import get_loss
+    from gradebench.scorers import get_scorer_class
+
+    exp = load_experiment(path)
+    assert exp.name == path.stem  # records and docs name experiments by file
+    for entry in exp.scorers:
+        cls = get_scorer_class(entry.name)
+        assert cls.uses_loss or not entry.losses, entry.name
+    for loss in exp.losses:
+        get_loss(loss.name)
+
+
 def test_losses_on_a_scorer_without_loss_is_an_error(demo_bench, tmp_path):
     exp = tmp_path / "e.yaml"
     exp.write_text(f"name: t\nbenchmarks: [{{path: {demo_bench}}}]\nscorers:\n  - name: bm25\n    losses: [mse]\n")
