@@ -93,6 +93,28 @@ def fingerprint(
     return sha256_json(payload)
 
 
+def refresh_docs(folder: Path, recipe: Recipe, builder: Any) -> dict[str, Any]:
+    """The manifest of a cached build, with its documentation-only recipe keys brought up to date.
+
+    Those keys (:data:`DOC_ONLY_KEYS`) are outside the fingerprint, so editing one finds the old
+    folder cached; its card and manifest are rewritten in place (each atomically, data untouched)
+    so that they say what the recipe now says.
+    """
+    import json
+
+    from gradebench.benchmark.writer import MANIFEST
+    from gradebench.results.record import write_text_atomic
+
+    m = read_manifest(folder)
+    now = recipe.model_dump(mode="json")
+    stale = {k: now.get(k, "") for k in DOC_ONLY_KEYS if m["recipe"].get(k, "") != now.get(k, "")}
+    if stale:
+        m["recipe"].update(stale)
+        write_text_atomic(render_card(m, builder), folder / "README.md")
+        write_text_atomic(json.dumps(m, indent=2, sort_keys=True) + "\n", folder / MANIFEST)
+    return m
+
+
 def _progress(enabled: bool | None, total: int):
     from contextlib import nullcontext
 
@@ -218,7 +240,7 @@ def build(
     if is_complete(target) and not force:
         problem = cached_problem(target)
         if problem is None:
-            return _result_from_manifest(target, read_manifest(target), cached=True)
+            return _result_from_manifest(target, refresh_docs(target, r, builder), cached=True)
         repaired = problem
 
     records = builder.read(files)

@@ -79,6 +79,12 @@ def test_card_notes_reach_the_card_but_not_the_fingerprint(tmp_path, monkeypatch
     card = (Path(noted.path) / "README.md").read_text()
     assert "What these figures show:" in card and "What the figures mean for the demo." in card
     assert "What the figures mean" not in (Path(plain.path) / "README.md").read_text()
+    # editing the notes finds the folder cached, and its card and manifest are brought up to date
+    again = build(recipe.model_copy(update={"card_notes": "Revised."}), out=tmp_path / "b", progress=False)
+    assert again.cached and again.path == noted.path
+    assert "Revised." in (Path(noted.path) / "README.md").read_text()
+    assert json.loads((Path(noted.path) / "manifest.json").read_text())["recipe"]["card_notes"] == "Revised."
+    assert not list(Path(noted.path).glob(".*.tmp"))
     data = sorted(p.name for p in (Path(plain.path) / "data").iterdir())
     for name in data:  # same data bytes
         assert (Path(plain.path) / "data" / name).read_bytes() == (Path(noted.path) / "data" / name).read_bytes()
