@@ -93,12 +93,16 @@ def fingerprint(
     return sha256_json(payload)
 
 
-def refresh_docs(folder: Path, recipe: Recipe, builder: Any) -> dict[str, Any]:
-    """The manifest of a cached build, with its documentation-only recipe keys brought up to date.
+def refresh_cached(folder: Path, recipe: Recipe, builder: Any, *, validity: bool) -> dict[str, Any]:
+    """The manifest of a cached build, brought up to date where that needs no rebuild.
 
-    Those keys (:data:`DOC_ONLY_KEYS`) are outside the fingerprint, so editing one finds the old
-    folder cached; its card and manifest are rewritten in place (each atomically, data untouched)
-    so that they say what the recipe now says.
+    - The documentation-only recipe keys (:data:`DOC_ONLY_KEYS`) are outside the fingerprint, so
+      editing one finds the old folder cached: the manifest takes the new text.
+    - A folder built without validity figures (``validity=False``, or before they existed) gets
+      them when they are asked for now.
+
+    When either changes, the card and then the manifest are rewritten in place (each atomically;
+    the data files are untouched).
     """
     import json
 
@@ -108,8 +112,14 @@ def refresh_docs(folder: Path, recipe: Recipe, builder: Any) -> dict[str, Any]:
     m = read_manifest(folder)
     now = recipe.model_dump(mode="json")
     stale = {k: now.get(k, "") for k in DOC_ONLY_KEYS if m["recipe"].get(k, "") != now.get(k, "")}
-    if stale:
-        m["recipe"].update(stale)
+    m["recipe"].update(stale)
+    missing = validity and m.get("validity") is None
+    if missing:
+        from gradebench.benchmark.validity import validity_figures
+
+        files = [n for v in m["splits"].values() for n in v["files"]]
+        m["validity"] = validity_figures(folder, files, benchmark=recipe.name, fingerprint=m["fingerprint"])
+    if stale or missing:
         write_text_atomic(render_card(m, builder), folder / "README.md")
         write_text_atomic(json.dumps(m, indent=2, sort_keys=True) + "\n", folder / MANIFEST)
     return m
@@ -240,7 +250,7 @@ def build(
     if is_complete(target) and not force:
         problem = cached_problem(target)
         if problem is None:
-            return _result_from_manifest(target, refresh_docs(target, r, builder), cached=True)
+            return _result_from_manifest(target, refresh_cached(target, r, builder, validity=validity), cached=True)
         repaired = problem
 
     records = builder.read(files)

@@ -38,8 +38,20 @@ def test_too_few_lists_give_no_figures(tmp_path):
     assert "skipped" in r.validity and "query_blind" not in r.validity
 
 
-def test_no_validity_option(tmp_path):
-    assert build("demo", out=tmp_path, progress=False, validity=False).validity is None
+def test_no_validity_option(tmp_path, monkeypatch):
+    monkeypatch.setattr(validity, "MIN_LISTS", 2)
+    plain = build("demo", out=tmp_path, progress=False, validity=False)
+    assert plain.validity is None
+    card = Path(plain.path) / "README.md"
+    assert "## Validity" not in card.read_text()
+    data = {p.name: p.read_bytes() for p in (Path(plain.path) / "data").iterdir()}
+    # asked for later, the figures are added to the cached build (card and manifest), data untouched
+    later = build("demo", out=tmp_path, progress=False)
+    assert later.cached and later.path == plain.path and later.fingerprint == plain.fingerprint
+    assert later.validity == build("demo", out=tmp_path / "fresh", progress=False).validity
+    assert "## Validity" in card.read_text()
+    assert json.loads((Path(plain.path) / "manifest.json").read_text())["validity"] == later.validity
+    assert {p.name: p.read_bytes() for p in (Path(plain.path) / "data").iterdir()} == data
 
 
 def test_warning_threshold():
