@@ -40,6 +40,12 @@ def validity_reading(v: dict[str, Any]) -> list[str]:
                if v.get(key)]
     if lexical:
         name, best = max(lexical, key=lambda kv: kv[1])
+        if best >= 0.99:
+            out.append(
+                f"- Word matching alone ({name}) orders {best:.1%} of pairs: this benchmark leaves nothing "
+                "for understanding to add over lexical features."
+            )
+            return out
         text = (
             f"- Word matching alone ({name}) orders {best:.1%} of pairs: a scorer shows more than lexical "
             f"matching only by the margin it reaches above {best:.3f}"

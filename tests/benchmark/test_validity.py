@@ -78,6 +78,7 @@ def test_card_reads_the_figures_in_words():
     assert "below the warning level" in room[0]
     assert "(LambdaMART) orders 72.0%" in room[1] and "the 28.0% of pairs" in room[1]
     assert "(BM25) orders 66.0%" in validity_reading(_figs(0.58, 0.66, None))[1]  # no lightgbm: BM25 alone
+    assert "leaves nothing" in validity_reading(_figs(1.0, 0.8, 1.0))[1]
 
 
 def test_card_notes_reach_the_card_but_not_the_fingerprint(tmp_path, monkeypatch):
