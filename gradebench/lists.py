@@ -231,13 +231,18 @@ class Benchmark:
         return self.splits[0]
 
 
-def open_benchmark(path: str | Path) -> Benchmark:
+def open_benchmark(path: str | Path | Benchmark) -> Benchmark:
     """Open a folder written by ``gradebench build`` (checks the manifest and the core columns).
+
+    An already opened :class:`Benchmark` is returned as it is, so every API that takes a
+    benchmark accepts either.
 
     Raises:
         BenchmarkError: no such folder, no/invalid manifest, no data files, or a missing core
             column; the message names the file and how to fix it.
     """
+    if isinstance(path, Benchmark):
+        return path
     if not isinstance(path, (str, Path)):
         raise InvalidArgumentError(f"benchmark path must be a str or Path, got {type(path).__name__}")
     from gradebench.benchmark.info import info

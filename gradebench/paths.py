@@ -2,15 +2,19 @@
 
 Every command that writes (``build``, ``train``, ``eval``, ``results``) calls
 :func:`check_writable_dir` on its output root first, so a typo'd or read-only ``--out``
-costs milliseconds, not a download or a training run.
+costs milliseconds, not a download or a training run. The atomic writers
+(:func:`write_text_atomic`, :func:`write_json_atomic`) are how every file a user reads is
+written: a temp file beside it, then a rename.
 """
 
 from __future__ import annotations
 
 import errno
+import json
 import os
 import tempfile
 from pathlib import Path
+from typing import Any
 
 from gradebench.errors import InvalidArgumentError
 
@@ -98,3 +102,51 @@ def current_umask() -> int:
     mask = os.umask(0)
     os.umask(mask)
     return mask
+
+
+def temp_beside(path: Path) -> Path:
+    """A new, empty temp file in ``path``'s folder (hidden, ``.tmp``), for an atomic write onto ``path``."""
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    os.close(fd)
+    return Path(tmp)
+
+
+def publish(tmp: Path, final: Path) -> None:
+    """Give ``tmp`` the permissions a new file would have (umask), then rename it onto ``final``."""
+    os.chmod(tmp, 0o666 & ~current_umask())
+    os.replace(tmp, final)
+
+
+def write_text_atomic(text: str, path: Path) -> None:
+    """Write ``text`` to a temp file beside ``path``, then rename it onto ``path``: readers see
+    the old file or the new one, never half of one."""
+    tmp = temp_beside(path)
+    try:
+        tmp.write_text(text, encoding="utf-8")
+        publish(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+
+
+def write_json_atomic(path: Path, obj: Any) -> None:
+    """Write ``obj`` as indented, key-sorted JSON atomically (creating ``path``'s folder)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    write_text_atomic(json.dumps(obj, indent=2, sort_keys=True) + "\n", path)
+
+
+def publish_dir(tmp: Path, final: Path) -> None:
+    """Rename the finished folder ``tmp`` onto ``final`` (replacing a folder there).
+
+    Every file and folder in it first gets the permissions a new one would have (savers such as
+    ``tempfile`` write 0600 files), so the published folder reads like any other output.
+    """
+    import shutil
+
+    mask = current_umask()
+    for p in sorted(tmp.rglob("*")):
+        os.chmod(p, (0o777 if p.is_dir() else 0o666) & ~mask)
+    os.chmod(tmp, 0o777 & ~mask)
+    if final.exists():
+        shutil.rmtree(final)
+    os.replace(tmp, final)

@@ -104,10 +104,8 @@ def refresh_cached(folder: Path, recipe: Recipe, builder: Any, *, validity: bool
     When either changes, the card and then the manifest are rewritten in place (each atomically;
     the data files are untouched).
     """
-    import json
-
     from gradebench.benchmark.writer import MANIFEST
-    from gradebench.results.record import write_text_atomic
+    from gradebench.paths import write_json_atomic, write_text_atomic
 
     m = read_manifest(folder)
     now = recipe.model_dump(mode="json")
@@ -121,7 +119,7 @@ def refresh_cached(folder: Path, recipe: Recipe, builder: Any, *, validity: bool
         m["validity"] = validity_figures(folder, files, benchmark=recipe.name, fingerprint=m["fingerprint"])
     if stale or missing:
         write_text_atomic(render_card(m, builder), folder / "README.md")
-        write_text_atomic(json.dumps(m, indent=2, sort_keys=True) + "\n", folder / MANIFEST)
+        write_json_atomic(folder / MANIFEST, m)
     return m
 
 

@@ -16,8 +16,6 @@ seed, list size...) and the gradebench version.
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -25,7 +23,6 @@ from typing import Any
 from gradebench._version import __version__
 from gradebench.errors import GradebenchError, RunError
 from gradebench.hashing import sha256_json
-from gradebench.paths import current_umask
 
 RUN_JSON = "run.json"
 RUN_CONFIG = "run-config.json"
@@ -70,22 +67,6 @@ def run_fingerprint(*, benchmark_fingerprint: str, scorer: dict[str, Any], optio
         "options": options,
         "gradebench_version": __version__,
     })
-
-
-def write_json_atomic(path: Path, obj: Any) -> None:
-    """Write ``obj`` as JSON to a temp file beside ``path``, then rename it onto ``path``."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            json.dump(obj, f, indent=2, sort_keys=True)
-            f.write("\n")
-        os.chmod(tmp, 0o666 & ~current_umask())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
 
 
 def read_json(path: Path, *, what: str) -> dict[str, Any]:

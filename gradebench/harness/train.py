@@ -26,14 +26,12 @@ from gradebench.harness.runs import (
     RUN_CONFIG,
     RUN_JSON,
     RunInfo,
-    current_umask,
     read_json,
     read_run_info,
     run_fingerprint,
-    write_json_atomic,
 )
 from gradebench.lists import Benchmark, open_benchmark
-from gradebench.paths import check_writable_dir
+from gradebench.paths import check_writable_dir, publish_dir, write_json_atomic
 from gradebench.scorers import TrainOptions, get_scorer_class
 from gradebench.scorers.base import ProgressFn
 
@@ -136,7 +134,7 @@ def train(
     if not isinstance(out, (str, Path)):
         raise InvalidArgumentError(f"out must be a path, got {type(out).__name__}")
     t0 = time.perf_counter()
-    bench = benchmark if isinstance(benchmark, Benchmark) else open_benchmark(benchmark)
+    bench = open_benchmark(benchmark)
     cls = get_scorer_class(scorer)
     opts = resolve_options(cls, loss, options)
     instance = cls(config, seed=opts.seed)
@@ -231,11 +229,7 @@ def _save_model(scorer: Any, run_dir: Path) -> None:
     tmp = Path(tempfile.mkdtemp(prefix=".model.incomplete-", dir=run_dir))
     try:
         scorer.save(tmp)
-        os.chmod(tmp, 0o777 & ~current_umask())
-        final = run_dir / MODEL_DIR
-        if final.exists():
-            shutil.rmtree(final)
-        os.replace(tmp, final)
+        publish_dir(tmp, run_dir / MODEL_DIR)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise

@@ -37,10 +37,6 @@ from gradebench.stats._checks import check_n_resamples, check_seed
 DEFAULT_RESULTS_DIR = Path("leaderboard/results")
 
 
-def open_bench(benchmark: str | Path | Benchmark) -> Benchmark:
-    return benchmark if isinstance(benchmark, Benchmark) else open_benchmark(benchmark)
-
-
 def system_seed(scorer: Scorer, run: Any) -> int:
     """The seed that determines the scorer's outputs: the run's, else the scorer's own."""
     return int(run.seed) if run is not None else int(getattr(scorer, "seed", 0))
@@ -100,7 +96,7 @@ def evaluate_scorer(
                                    hint="make one with gradebench.scorers.make_scorer(name, config)")
     t_start = time.perf_counter()
     step = _stepper(progress, 4)
-    bench = open_bench(benchmark)
+    bench = open_benchmark(benchmark)
     if write:
         from gradebench.paths import check_writable_dir
 

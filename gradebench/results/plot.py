@@ -14,7 +14,8 @@ from typing import Any
 import numpy as np
 
 from gradebench.errors import GradebenchError, InvalidArgumentError
-from gradebench.results.record import EvalRecord, publish, temp_beside
+from gradebench.paths import publish, temp_beside
+from gradebench.results.record import EvalRecord
 from gradebench.results.store import find_record, read_predictions
 
 #: keys of a history entry that are never plotted (besides timings: ``*_s``, ``*time*``, ``*seconds*``)

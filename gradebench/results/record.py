@@ -27,8 +27,6 @@ from __future__ import annotations
 
 import json
 import math
-import os
-import tempfile
 from pathlib import Path
 from typing import Any, Literal
 
@@ -36,6 +34,7 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
 
 from gradebench.errors import GradebenchError
 from gradebench.hashing import sha256_json
+from gradebench.paths import publish, temp_beside, write_text_atomic
 
 RESULT_SCHEMA_VERSION = 1
 #: bump when the metric suite or the way CIs/separation figures are computed changes
@@ -274,19 +273,6 @@ def file_names(rid: str) -> RecordFiles:
     return RecordFiles(predictions=rid + PREDICTIONS_SUFFIX, per_query=rid + PER_QUERY_SUFFIX)
 
 
-def temp_beside(path: Path) -> Path:
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    os.close(fd)
-    return Path(tmp)
-
-
-def publish(tmp: Path, final: Path) -> None:
-    mask = os.umask(0)
-    os.umask(mask)
-    os.chmod(tmp, 0o666 & ~mask)
-    os.replace(tmp, final)
-
-
 def write_parquet_atomic(table: Any, path: Path, metadata: dict[str, str]) -> None:
     """Write an Arrow table to a temp file beside ``path``, then rename it onto ``path``."""
     import pyarrow.parquet as pq
@@ -296,16 +282,6 @@ def write_parquet_atomic(table: Any, path: Path, metadata: dict[str, str]) -> No
     tmp = temp_beside(path)
     try:
         pq.write_table(table.cast(schema), tmp, compression="zstd", compression_level=1)
-        publish(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
-
-
-def write_text_atomic(text: str, path: Path) -> None:
-    tmp = temp_beside(path)
-    try:
-        tmp.write_text(text, encoding="utf-8")
         publish(tmp, path)
     except BaseException:
         tmp.unlink(missing_ok=True)

@@ -43,7 +43,7 @@ import numpy as np
 from gradebench._version import __version__
 from gradebench.errors import InvalidArgumentError, UnknownNameError
 from gradebench.hashing import sha256_json
-from gradebench.paths import check_writable_dir, current_umask
+from gradebench.paths import check_writable_dir, current_umask, publish_dir
 from gradebench.reward.loading import calibrate, load_scorer
 from gradebench.reward.meta import (
     FORMAT_GRADEBENCH,
@@ -345,24 +345,15 @@ def export_reward(
             (tmp / SCORER_SUBDIR).mkdir()
             scorer.save(tmp / SCORER_SUBDIR)
         _write_json(tmp / REWARD_FILE, meta)
-        _share(tmp)
         if out.is_dir():
-            out.rmdir()  # empty (checked above); os.replace needs the name free
-        os.replace(tmp, out)
+            out.rmdir()  # empty (checked above): never replace a folder with content
+        publish_dir(tmp, out)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
     if progress is not None:
         progress(4, 4, "done")
     return ExportResult.from_metadata(out, meta, cached=False)
-
-
-def _share(root: Path) -> None:
-    """Permissions as the umask allows, for every file and folder (savers may write 0600 temp files)."""
-    mask = current_umask()
-    for p in sorted(root.rglob("*")):
-        os.chmod(p, (0o777 if p.is_dir() else 0o666) & ~mask)
-    os.chmod(root, 0o777 & ~mask)
 
 
 def portable_config(cls: type, config: dict[str, Any]) -> dict[str, Any]:

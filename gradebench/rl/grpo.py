@@ -64,7 +64,7 @@ def grpo(
             (``(raw - mean) / std``); does not apply to a callable.
         split, max_queries, prompt_template, seed, results_dir, progress: as in :func:`~gradebench.rl.lipo.lipo`.
     """
-    from gradebench.lists import Benchmark, open_benchmark
+    from gradebench.lists import open_benchmark
 
     check_common(steps=steps, lr=lr, batch=batch_prompts, batch_flag="--batch-prompts", max_queries=max_queries)
     check_generation(max_completion_length=max_completion_length, temperature=temperature, kl_coef=kl_coef)
@@ -72,7 +72,7 @@ def grpo(
                  hint="GRPO normalises rewards within each prompt's group of generations")
     check_template(prompt_template)
     info = check_policy(policy)
-    bench = benchmark if isinstance(benchmark, Benchmark) else open_benchmark(benchmark)
+    bench = open_benchmark(benchmark)
     lists = bench.lists(split)
     if max_queries is not None:
         lists = lists.head(max_queries)

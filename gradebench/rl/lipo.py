@@ -96,7 +96,7 @@ def lipo(
         UnknownNameError: unknown loss or split.
         BenchmarkError: a missing or malformed benchmark.
     """
-    from gradebench.lists import Benchmark, open_benchmark
+    from gradebench.lists import open_benchmark
     from gradebench.losses import get_loss
 
     check_common(steps=steps, lr=lr, batch=batch_size, batch_flag="--batch-size", max_queries=max_queries)
@@ -107,7 +107,7 @@ def lipo(
         raise InvalidArgumentError(f"--labels must be relevance or score, got {labels!r}")
     check_template(prompt_template)
     info = check_policy(policy)
-    bench = benchmark if isinstance(benchmark, Benchmark) else open_benchmark(benchmark)
+    bench = open_benchmark(benchmark)
     lists = bench.lists(split)
     if max_queries is not None:
         lists = lists.head(max_queries)

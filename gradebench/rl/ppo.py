@@ -71,7 +71,7 @@ def ppo(
             (``(raw - mean) / std``); does not apply to a callable.
         split, max_queries, prompt_template, seed, results_dir, progress: as in :func:`~gradebench.rl.lipo.lipo`.
     """
-    from gradebench.lists import Benchmark, open_benchmark
+    from gradebench.lists import open_benchmark
 
     check_common(steps=steps, lr=lr, batch=batch_size, batch_flag="--batch-size", max_queries=max_queries)
     check_generation(max_completion_length=max_completion_length, temperature=temperature, kl_coef=kl_coef)
@@ -82,7 +82,7 @@ def ppo(
     check_template(prompt_template)
     info = check_policy(policy)
     _check_value_head(info)
-    bench = benchmark if isinstance(benchmark, Benchmark) else open_benchmark(benchmark)
+    bench = open_benchmark(benchmark)
     lists = bench.lists(split)
     if max_queries is not None:
         lists = lists.head(max_queries)

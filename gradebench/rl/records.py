@@ -22,7 +22,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
 
 from gradebench.hashing import sha256_json
-from gradebench.results.record import Environment, LossRef, RecordError, write_text_atomic
+from gradebench.paths import write_text_atomic
+from gradebench.results.record import Environment, LossRef, RecordError
 
 POLICY_SCHEMA_VERSION = 1
 POLICY_KIND = "gradebench.policy"

@@ -30,9 +30,9 @@ from typing import Any
 
 from gradebench._version import __version__
 from gradebench.errors import RunError
-from gradebench.harness.runs import read_json, write_json_atomic
+from gradebench.harness.runs import read_json
 from gradebench.hashing import sha256_json
-from gradebench.paths import check_writable_dir, current_umask
+from gradebench.paths import check_writable_dir, publish_dir, write_json_atomic
 from gradebench.rl.records import (
     PolicyRecord,
     policy_record_id,
@@ -290,14 +290,7 @@ def _save_policy(model: Any, policy_path: str, run_dir: Path) -> None:
     try:
         model.save_pretrained(tmp)
         tokenizer.save_pretrained(tmp)
-        umask = current_umask()
-        for f in tmp.rglob("*"):
-            os.chmod(f, (0o777 if f.is_dir() else 0o666) & ~umask)
-        os.chmod(tmp, 0o777 & ~umask)
-        final = run_dir / POLICY_DIR
-        if final.exists():
-            shutil.rmtree(final)
-        os.replace(tmp, final)
+        publish_dir(tmp, run_dir / POLICY_DIR)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise

@@ -24,7 +24,7 @@ import numpy as np
 from pydantic import Field, field_validator
 
 from gradebench.errors import InvalidArgumentError
-from gradebench.harness.runs import write_json_atomic
+from gradebench.paths import write_json_atomic
 from gradebench.lists import Lists
 from gradebench.scorers.base import ProgressFn, Scorer, ScorerConfig, TrainOptions, check_scores
 

@@ -6,8 +6,6 @@ Imported only inside scorer methods (it imports torch).
 from __future__ import annotations
 
 import math
-import os
-import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -18,6 +16,7 @@ import torch
 from torch import nn
 
 from gradebench.errors import InvalidArgumentError
+from gradebench.paths import publish, temp_beside
 from gradebench.scorers.features import ListFeatures
 
 WEIGHTS_FILE = "model.safetensors"
@@ -123,13 +122,13 @@ def save_weights(module: nn.Module, directory: Path) -> None:
 
     state = {k: v.detach().to("cpu").contiguous() for k, v in module.state_dict().items()}
     directory.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{WEIGHTS_FILE}.", suffix=".tmp", dir=directory)
-    os.close(fd)
+    final = directory / WEIGHTS_FILE
+    tmp = temp_beside(final)
     try:
-        save_file(state, tmp, metadata={"format": "pt"})
-        os.replace(tmp, directory / WEIGHTS_FILE)
+        save_file(state, str(tmp), metadata={"format": "pt"})
+        publish(tmp, final)
     except BaseException:
-        Path(tmp).unlink(missing_ok=True)
+        tmp.unlink(missing_ok=True)
         raise
 
 

@@ -51,6 +51,7 @@ from pydantic import Field
 
 from gradebench.errors import InvalidArgumentError
 from gradebench.lists import Lists
+from gradebench.paths import write_json_atomic
 from gradebench.scorers import Scorer, ScorerConfig, TrainOptions, check_scores, register_scorer
 from gradebench.scorers.base import ProgressFn
 
@@ -168,7 +169,7 @@ class CrossEncoderScorer(Scorer):
 
         directory = Path(directory)
         save_model(self.model, directory)
-        _write_json(directory / SCORER_FILE, {"scorer": self.name, "version": self.version,
+        write_json_atomic(directory / SCORER_FILE, {"scorer": self.name, "version": self.version,
                                               "config": self.config.model_dump(mode="json")})
 
     @classmethod
@@ -208,17 +209,6 @@ class CrossEncoderScorer(Scorer):
         source = self._weights_from if self._weights_from is not None else resolve_model_path(self.config.model)
         out["model_path"] = str(source)
         return out
-
-
-def _write_json(path: Path, obj: Any) -> None:
-    import os
-    import tempfile
-
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    with os.fdopen(fd, "w", encoding="utf-8") as f:
-        json.dump(obj, f, indent=2, sort_keys=True)
-        f.write("\n")
-    os.replace(tmp, path)
 
 
 def _read_json(path: Path) -> dict[str, Any]:

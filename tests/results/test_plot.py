@@ -38,7 +38,8 @@ def test_plot_run_by_id_path_and_record(demo_bench, tmp_path):
 
 
 def test_plot_history_from_jsonl_and_run_json(tmp_path):
-    from gradebench.harness.runs import RUN_JSON, write_json_atomic
+    from gradebench.harness.runs import RUN_JSON
+    from gradebench.paths import write_json_atomic
 
     a = tmp_path / "run_a"
     a.mkdir()

@@ -11,6 +11,7 @@ import textwrap
 import jsonschema
 import pytest
 
+from gradebench import paths
 from gradebench.results import record as R
 from gradebench.results.evaluate import evaluate_scorer
 from gradebench.results.record import RecordError, read_record, render_schema_json, schema_file
@@ -78,7 +79,7 @@ def test_parquet_is_published_before_json(demo_bench, tmp_path, monkeypatch):
         order.append(os.path.basename(dst))
         return real(src, dst)
 
-    monkeypatch.setattr(R.os, "replace", spy)
+    monkeypatch.setattr(paths.os, "replace", spy)  # the atomic writers live in gradebench.paths
     rec = evaluate_scorer(demo_bench, Oracle(), results_dir=tmp_path, n_resamples=20)
     assert order == [f"{rec.id}.predictions.parquet", f"{rec.id}.queries.parquet", f"{rec.id}.json"]
 
