@@ -61,7 +61,7 @@ def load_avg() -> str:
 
 def build_benchmark(out: Path, queries: int) -> tuple[str, dict]:
     from gradebench.benchmark.engine import build
-    from gradebench.lists import open_benchmark
+    from gradebench.benchmark.lists import open_benchmark
 
     if SHARED_ESNLI.is_dir():
         res = build("esnli", source=SHARED_ESNLI, out=out, limit=queries, resplit=(80, 10, 10), progress=False)

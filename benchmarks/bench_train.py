@@ -33,7 +33,7 @@ from pathlib import Path
 
 import numpy as np
 
-from gradebench.lists import Lists, lists_from_table
+from gradebench.benchmark.lists import Lists, lists_from_table
 
 SCORERS = ("hashed-mlp", "pair-mlp", "query-blind")
 

@@ -6,13 +6,14 @@ stay fast and have no side effects (no environment variables, threads or network
 
 from __future__ import annotations
 
+from gradebench import _moved
 from gradebench._lazy import lazy_attributes
 from gradebench._version import DATA_FORMAT_VERSION, __version__
 from gradebench.errors import GradebenchError
 
 _LAZY = {
     # name: module that defines it
-    "build": "gradebench.benchmark.engine",
+    "build": "gradebench.experiments.build",
     "BuildResult": "gradebench.benchmark.engine",
     "info": "gradebench.benchmark.info",
     "validate_folder": "gradebench.benchmark.validate",
@@ -23,11 +24,11 @@ _LAZY = {
     "grpo": "gradebench.rl",
     "ppo": "gradebench.rl",
     "publish": "gradebench.hub",
-    "Builder": "gradebench.builders",
-    "GradedList": "gradebench.builders",
-    "register_builder": "gradebench.builders",
-    "get_builder": "gradebench.builders",
-    "list_recipes": "gradebench.catalog",
+    "Builder": "gradebench.datasets",
+    "GradedList": "gradebench.datasets",
+    "register_builder": "gradebench.datasets",
+    "get_builder": "gradebench.datasets",
+    "list_recipes": "gradebench.recipes.catalog",
     "load_recipe": "gradebench.recipes.loader",
     "Recipe": "gradebench.recipes.models",
     # metrics (numpy)
@@ -40,18 +41,18 @@ _LAZY = {
     "paired_randomization_test": "gradebench.stats",
     "holm": "gradebench.stats",
     # benchmarks as dense lists
-    "open_benchmark": "gradebench.lists",
-    "Lists": "gradebench.lists",
+    "open_benchmark": "gradebench.benchmark.lists",
+    "Lists": "gradebench.benchmark.lists",
     # scorers and the harness
     "make_scorer": "gradebench.scorers",
     "register_scorer": "gradebench.scorers",
     "Scorer": "gradebench.scorers",
     "TrainOptions": "gradebench.scorers",
-    "train": "gradebench.harness.train",
-    "load_run": "gradebench.harness.runs",
-    "run_demo": "gradebench.harness.demo",
+    "train": "gradebench.experiments.train",
+    "load_run": "gradebench.experiments.runs",
+    "run_demo": "gradebench.experiments.demo",
     # results
-    "evaluate_scorer": "gradebench.results.evaluate",
+    "evaluate_scorer": "gradebench.experiments.evaluate",
     # losses (torch, imported only when asked for)
     "get_loss": "gradebench.losses",
     "LOSSES": "gradebench.losses",
@@ -61,3 +62,5 @@ __all__ = ["__version__", "DATA_FORMAT_VERSION", "GradebenchError", *_LAZY]
 
 
 __getattr__ = lazy_attributes(__name__, _LAZY, globals())
+
+_moved.install()  # old import paths (gradebench.sources, .builders, .harness, .results, .lists)

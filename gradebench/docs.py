@@ -10,7 +10,7 @@ import re
 import sys
 from pathlib import Path
 
-from gradebench.catalog import list_recipes
+from gradebench.recipes.catalog import list_recipes
 
 
 def recipes_table() -> str:

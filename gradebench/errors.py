@@ -95,3 +95,23 @@ class BenchmarkError(GradebenchError):
 
 class RunError(GradebenchError):
     """A training run folder is missing, incomplete, corrupt or belongs to another benchmark."""
+
+
+class RecordError(GradebenchError):
+    """A result record is missing, unreadable, of another schema version, or ambiguous."""
+
+
+class QueryError(GradebenchError):
+    """A SQL query failed (syntax, unknown column, ...)."""
+
+
+class RewardError(GradebenchError):
+    """A reward folder is missing, incomplete or of another schema version, or a run cannot be exported."""
+
+
+class HubError(GradebenchError):
+    """The Hub could not be reached or refused the request (no token, offline, no permission, not found)."""
+
+
+class NotRedistributableError(GradebenchError):
+    """A benchmark whose source license forbids republishing was about to be published."""

@@ -117,7 +117,7 @@ def publish(tmp: Path, final: Path) -> None:
     os.replace(tmp, final)
 
 
-def write_text_atomic(text: str, path: Path) -> None:
+def write_text_atomic(path: Path, text: str) -> None:
     """Write ``text`` to a temp file beside ``path``, then rename it onto ``path``: readers see
     the old file or the new one, never half of one."""
     tmp = temp_beside(path)
@@ -132,7 +132,7 @@ def write_text_atomic(text: str, path: Path) -> None:
 def write_json_atomic(path: Path, obj: Any) -> None:
     """Write ``obj`` as indented, key-sorted JSON atomically (creating ``path``'s folder)."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    write_text_atomic(json.dumps(obj, indent=2, sort_keys=True) + "\n", path)
+    write_text_atomic(path, json.dumps(obj, indent=2, sort_keys=True) + "\n")
 
 
 def publish_dir(tmp: Path, final: Path) -> None:

@@ -1,4 +1,4 @@
--- gradebench result views (DuckDB), loaded by gradebench.results.query.connect().
+-- gradebench result views (DuckDB), loaded by gradebench.experiments.query.connect().
 --
 -- Placeholders, filled in by gradebench with SQL lists of file paths (never globs, so a
 -- writer's temp files are never read):

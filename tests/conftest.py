@@ -37,7 +37,7 @@ def shared_data(*parts: str) -> Path:
 @pytest.fixture(scope="session")
 def demo_benchmark(tmp_path_factory) -> Path:
     """The embedded demo benchmark (38 train / 5 validation / 5 test queries x 5 candidates)."""
-    from gradebench.benchmark.engine import build
+    from gradebench.experiments.build import build
 
     out = tmp_path_factory.mktemp("demo-bench")
     return Path(build("demo", out=out, progress=False).path)

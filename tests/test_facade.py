@@ -29,7 +29,7 @@ def test_help_does_not_import_torch():
         "import sys; from gradebench.cli import main; "
         "rc = main(['--help']); "
         "heavy = [m for m in sys.modules if m.split('.')[0] in ('torch', 'great_expectations', 'trl') "
-        "or m.startswith(('gradebench.builders', 'gradebench.sources'))]; "
+        "or m.startswith(('gradebench.datasets', 'gradebench.sources'))]; "
         "assert not heavy, f'imported by --help: {heavy}'; sys.exit(rc)"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO)

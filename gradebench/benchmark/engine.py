@@ -1,7 +1,7 @@
 """``build()``: recipe + source -> one deterministic, content-hashed Parquet benchmark folder.
 
 The engine knows nothing about any source: the recipe's builder (``source.family``, see
-:mod:`gradebench.builders`) locates, reads and grades; the engine hashes the inputs, checks
+:mod:`gradebench.datasets`) locates, reads and grades; the engine hashes the inputs, checks
 the cache before any parsing, assigns output splits, drops duplicate query ids, runs the work
 in batches (in worker processes for large builds), computes the stats and the dataset card,
 validates the result and writes it atomically.
@@ -20,20 +20,19 @@ from typing import Any
 
 from gradebench._version import DATA_FORMAT_VERSION, __version__
 from gradebench.benchmark.card import render_card
+from gradebench.benchmark.format import MANIFEST, SCHEMA_VERSION
 from gradebench.benchmark.manifest import cached_problem, file_digests, read_manifest
-from gradebench.benchmark.schema import SCHEMA_VERSION
 from gradebench.benchmark.splits import resplit_of
 from gradebench.benchmark.summary import RowFeatures, summarize
-from gradebench.benchmark.tables import lists_to_tables
 from gradebench.benchmark.workers import run_batches
 from gradebench.benchmark.writer import BenchmarkWriter, final_dir, is_complete, staging, uninterrupted
-from gradebench.builders import Builder, get_builder
+from gradebench.datasets import Builder, get_builder
+from gradebench.datasets.records import SourceFile
 from gradebench.errors import BenchmarkError, InvalidArgumentError
 from gradebench.hashing import sha256_file, sha256_json
 from gradebench.paths import check_writable_dir
 from gradebench.recipes.loader import load_recipe
 from gradebench.recipes.models import Recipe, check_resplit
-from gradebench.sources.base import SourceFile
 
 #: queries per work unit; fixed so that row groups (and bytes) never depend on worker count
 BATCH_QUERIES = 8192
@@ -56,7 +55,7 @@ class BuildResult:
     repaired: str | None = None
     #: validation summary (None with validate=False)
     validation: dict[str, Any] | None = None
-    #: learned validity figures (None with validity=False); see gradebench.benchmark.validity
+    #: learned validity figures (None with validity=False); see gradebench.experiments.validity
     validity: dict[str, Any] | None = None
 
     def to_dict(self) -> dict[str, Any]:
@@ -93,33 +92,43 @@ def fingerprint(
     return sha256_json(payload)
 
 
-def refresh_cached(folder: Path, recipe: Recipe, builder: Any, *, validity: bool) -> dict[str, Any]:
+def refresh_cached(folder: Path, recipe: Recipe, builder: Any) -> dict[str, Any]:
     """The manifest of a cached build, brought up to date where that needs no rebuild.
 
-    - The documentation-only recipe keys (:data:`DOC_ONLY_KEYS`) are outside the fingerprint, so
-      editing one finds the old folder cached: the manifest takes the new text.
-    - A folder built without validity figures (``validity=False``, or before they existed) gets
-      them when they are asked for now.
-
-    When either changes, the card and then the manifest are rewritten in place (each atomically;
-    the data files are untouched).
+    The documentation-only recipe keys (:data:`DOC_ONLY_KEYS`) are outside the fingerprint, so
+    editing one finds the old folder cached: the manifest takes the new text, and the card and
+    then the manifest are rewritten in place (each atomically; the data files are untouched).
     """
-    from gradebench.benchmark.writer import MANIFEST
-    from gradebench.paths import write_json_atomic, write_text_atomic
-
     m = read_manifest(folder)
     now = recipe.model_dump(mode="json")
     stale = {k: now.get(k, "") for k in DOC_ONLY_KEYS if m["recipe"].get(k, "") != now.get(k, "")}
-    m["recipe"].update(stale)
-    missing = validity and m.get("validity") is None
-    if missing:
-        from gradebench.benchmark.validity import validity_figures
+    if stale:
+        m = update_manifest(folder, builder, {"recipe": {**m["recipe"], **stale}})
+    return m
 
-        files = [n for v in m["splits"].values() for n in v["files"]]
-        m["validity"] = validity_figures(folder, files, benchmark=recipe.name, fingerprint=m["fingerprint"])
-    if stale or missing:
-        write_text_atomic(render_card(m, builder), folder / "README.md")
-        write_json_atomic(folder / MANIFEST, m)
+
+def builder_of(manifest: dict[str, Any]) -> Builder:
+    """The builder that made a benchmark, configured with the recipe recorded in its manifest."""
+    import json
+
+    from gradebench.recipes.loader import recipe_from_json
+
+    return get_builder(manifest["builder"]["name"])(recipe_from_json(json.dumps(manifest["recipe"])))
+
+
+def update_manifest(folder: Path, builder: Any, changes: dict[str, Any]) -> dict[str, Any]:
+    """Set top-level manifest keys of a built folder; the card, then the manifest, are rewritten.
+
+    Only keys that describe the benchmark change this way (documentation, the learned validity
+    figures that :mod:`gradebench.experiments` measures after a build); the data files and their
+    digests are never touched, so the folder stays verifiable against its fingerprint.
+    """
+    from gradebench.paths import write_json_atomic, write_text_atomic
+
+    m = read_manifest(folder)
+    m.update(changes)
+    write_text_atomic(folder / "README.md", render_card(m, builder))
+    write_json_atomic(folder / MANIFEST, m)
     return m
 
 
@@ -193,7 +202,6 @@ def build(
     workers: int | None = None,
     progress: bool | None = None,
     validate: bool = True,
-    validity: bool = True,
 ) -> BuildResult:
     """Build a graded benchmark.
 
@@ -210,8 +218,6 @@ def build(
         progress: show a progress bar (default: when stderr is a TTY).
         validate: check the benchmark against its expectation suite before declaring it built
             (``gradebench validate``); a failing build is refused.
-        validity: train a query-blind probe and a lexical ranker on the train split and record
-            how far they get on the test split (:mod:`gradebench.benchmark.validity`).
 
     Returns:
         :class:`BuildResult`; building into an existing, intact fingerprint folder is a no-op
@@ -228,8 +234,6 @@ def build(
         source=source, out=out, limit=limit, resplit=resplit, force=force, workers=workers, progress=progress,
         validate=validate,
     )
-    if not isinstance(validity, bool):
-        raise InvalidArgumentError(f"validity must be True or False, got {validity!r}", hint="pass validity=True")
     if not isinstance(recipe, (str, os.PathLike, Recipe)):
         raise InvalidArgumentError(f"recipe must be a name, a path or a Recipe, got {type(recipe).__name__}",
                                    hint="e.g. build('esnli')")
@@ -248,7 +252,7 @@ def build(
     if is_complete(target) and not force:
         problem = cached_problem(target)
         if problem is None:
-            return _result_from_manifest(target, refresh_cached(target, r, builder, validity=validity), cached=True)
+            return _result_from_manifest(target, refresh_cached(target, r, builder), cached=True)
         repaired = problem
 
     records = builder.read(files)
@@ -307,12 +311,6 @@ def build(
             "columns": [c.name for c in writer.schema],
             "file_digests": file_digests(writer.tmp, [n for v in names.values() for n in v]),
         }
-        if validity:
-            from gradebench.benchmark.validity import validity_figures
-
-            manifest["validity"] = validity_figures(
-                writer.tmp, [n for v in names.values() for n in v], benchmark=r.name, fingerprint=fp
-            )
         if validate:
             from gradebench.benchmark.validate import validate_folder
 
@@ -356,9 +354,3 @@ def _assign(units: list[Any], skipped: Counter, resplit: Sequence[int] | None) -
 def _ranges(n: int) -> Iterator[tuple[int, int]]:
     for i in range(0, n, BATCH_QUERIES):
         yield i, min(n, i + BATCH_QUERIES)
-
-
-def build_batch(builder: Builder, units: Sequence[Any], out_splits: Sequence[str]) -> dict:
-    """One batch: graded lists -> per-split (table, row features); used by :mod:`.workers`."""
-    cls = type(builder)
-    return lists_to_tables(cls.columns, builder.make_lists(units), out_splits, cls.stat_columns)

@@ -8,11 +8,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from gradebench.builders.base import Builder
+from gradebench.datasets.base import Builder
+from gradebench.datasets.records import InputFile
 from gradebench.errors import SourceFormatError, SourceNotFoundError
 from gradebench.hashing import sha256_hex
 from gradebench.recipes.models import Recipe
-from gradebench.sources.base import InputFile
 
 _PKG = Path(__file__).resolve().parents[1]
 
@@ -28,7 +28,7 @@ def embedded_path(recipe: Recipe) -> Path:
 
 def download_folder(recipe: Recipe, base_url: str | None = None) -> Path:
     """Download (or reuse from the cache) every file the recipe lists, verified; the folder holding them."""
-    from gradebench.sources.download import RemoteFile, cache_dir, fetch_all
+    from gradebench.io.download import RemoteFile, cache_dir, fetch_all
 
     base = base_url or recipe.source.base_url
     if not base or not recipe.source.files:

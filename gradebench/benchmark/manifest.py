@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from gradebench._version import DATA_FORMAT_VERSION
-from gradebench.benchmark.writer import MANIFEST
+from gradebench.benchmark.format import MANIFEST
 from gradebench.errors import BenchmarkError
 from gradebench.hashing import sha256_file
 

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from gradebench.builders.base import Builder
+from gradebench.datasets.base import Builder
 
 
 @dataclass

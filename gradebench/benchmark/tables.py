@@ -8,7 +8,7 @@ import numpy as np
 import pyarrow as pa
 
 from gradebench.benchmark.summary import RowFeatures
-from gradebench.builders.base import Column, GradedList
+from gradebench.datasets.base import Column, GradedList
 from gradebench.errors import BenchmarkError
 from gradebench.words import words
 

@@ -31,7 +31,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from gradebench.benchmark.schema import COLUMNS
+from gradebench.benchmark.format import COLUMNS
 from gradebench.errors import BenchmarkError
 from gradebench.hashing import sha256_json
 

@@ -15,7 +15,12 @@ import multiprocessing as mp
 import signal
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+from gradebench.benchmark.tables import lists_to_tables
+
+if TYPE_CHECKING:
+    from gradebench.datasets import Builder
 
 #: what a worker must not get from the parent's handlers (see _init_pool_worker)
 _POOL_SIGNALS = {signal.SIGINT, signal.SIGTERM}
@@ -44,16 +49,20 @@ def _signals_blocked() -> Iterator[None]:
         signal.pthread_sigmask(signal.SIG_SETMASK, old)
 
 
+def build_batch(builder: Builder, units: Sequence[Any], out_splits: Sequence[str]) -> dict:
+    """One batch: graded lists -> per-split (table, row features); in this process or a worker."""
+    cls = type(builder)
+    return lists_to_tables(cls.columns, builder.make_lists(units), out_splits, cls.stat_columns)
+
+
 def _make_builder(builder_name: str, recipe_json: str):
-    from gradebench.builders import get_builder
+    from gradebench.datasets import get_builder
     from gradebench.recipes.loader import recipe_from_json
 
     return get_builder(builder_name)(recipe_from_json(recipe_json))
 
 
 def _task(args: tuple[str, str, Sequence[Any], Sequence[str]]) -> dict:
-    from gradebench.benchmark.engine import build_batch
-
     builder_name, recipe_json, units, out_splits = args
     return build_batch(_make_builder(builder_name, recipe_json), units, out_splits)
 
@@ -61,8 +70,6 @@ def _task(args: tuple[str, str, Sequence[Any], Sequence[str]]) -> dict:
 def run_batches(builder_name: str, recipe_json: str, batches: Sequence[Batch], workers: int) -> Iterator[dict]:
     """Results of each batch, in order (``build_batch`` output)."""
     if workers <= 1 or len(batches) <= 1:
-        from gradebench.benchmark.engine import build_batch
-
         builder = _make_builder(builder_name, recipe_json)
         for units, splits in batches:
             yield build_batch(builder, units, splits)

@@ -26,11 +26,10 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from gradebench.benchmark.schema import CORE_DICTIONARY, arrow_schema
-from gradebench.builders.base import Column
+from gradebench.benchmark.format import CORE_DICTIONARY, MANIFEST, arrow_schema
+from gradebench.datasets.base import Column
 from gradebench.paths import current_umask
 
-MANIFEST = "manifest.json"
 STAGING = ".staging"
 LOCK = ".lock"
 #: rows per shard file; a shard is closed at the first batch boundary past this size

@@ -10,6 +10,7 @@ import typer
 
 from gradebench.cli.app import _emit, app, parse_resplit
 
+
 @app.command()
 def build(
     recipe: Annotated[str, typer.Argument(help="recipe name (see `gradebench list`) or path to a recipe YAML")],
@@ -32,7 +33,7 @@ def build(
     as_json: Annotated[bool, typer.Option("--json", help="print the result as JSON")] = False,
 ) -> None:
     """Build a graded benchmark into OUT/<recipe>/<fingerprint[:12]>/."""
-    from gradebench.benchmark.engine import build as build_api
+    from gradebench.experiments.build import build as build_api
     from gradebench.recipes.loader import load_recipe, with_overrides
 
     r = load_recipe(recipe)
@@ -49,7 +50,7 @@ def build(
         validate=validate,
         validity=validity,
     )
-    from gradebench.benchmark.validity import warning
+    from gradebench.experiments.validity import warning
 
     note = warning(result.validity)
     if note:
@@ -145,7 +146,7 @@ def info(
 @app.command("list")
 def list_cmd(as_json: Annotated[bool, typer.Option("--json", help="print the result as JSON")] = False) -> None:
     """List the shipped recipes."""
-    from gradebench.catalog import list_recipes
+    from gradebench.recipes.catalog import list_recipes
 
     result = list_recipes()
     if as_json:

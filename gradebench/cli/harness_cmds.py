@@ -81,7 +81,7 @@ def train(
     as_json: Annotated[bool, typer.Option("--json", help="print the result as JSON")] = False,
 ) -> None:
     """Train a scorer on a benchmark's train split (early-stopped on validation) into --out."""
-    from gradebench.harness.train import train as train_api
+    from gradebench.experiments.train import train as train_api
 
     options: dict[str, Any] = {"seed": seed, "loss_params": parse_settings(loss_param, flag="--loss-param")}
     for key, value in (("epochs", epochs), ("lr", lr), ("batch_queries", batch_queries), ("patience", patience),
@@ -149,7 +149,7 @@ def demo(
     as_json: Annotated[bool, typer.Option("--json", help="print the result as JSON")] = False,
 ) -> None:
     """The main job end to end on the embedded demo data: build, train, evaluate, leaderboard, plots."""
-    from gradebench.harness.demo import run_demo
+    from gradebench.experiments.demo import run_demo
     from gradebench.paths import check_writable_dir
 
     check_writable_dir(out, what="--out")
@@ -161,13 +161,13 @@ def demo(
 
     from rich.console import Console
 
-    from gradebench.results.leaderboard import leaderboard as leaderboard_api
+    from gradebench.experiments.leaderboard import leaderboard as leaderboard_api
 
     console = Console()
     console.print(f"[bold]demo[/bold] benchmark at [cyan]{result.benchmark}[/cyan]")
     board = leaderboard_api(result.results_dir, benchmark="demo", split="test", sort_by="ndcg@5")
     if sys.stdout.isatty():
-        from gradebench.results.render import rich_tables
+        from gradebench.experiments.render import rich_tables
 
         for item in rich_tables(board):
             console.print(item)

@@ -1,4 +1,4 @@
-"""``gradebench eval | leaderboard | query | plot | sweep``: thin commands over gradebench.results."""
+"""``gradebench eval | leaderboard | query | plot | sweep``: thin commands over gradebench.experiments."""
 
 from __future__ import annotations
 
@@ -40,7 +40,7 @@ def eval_cmd(
     as_json: Annotated[bool, typer.Option("--json", help="print the record as JSON")] = False,
 ) -> None:
     """Score a split with a scorer (or a trained run) and write a result record."""
-    from gradebench.results.evaluate import evaluate_scorer
+    from gradebench.experiments.evaluate import evaluate_scorer
 
     if scorer is not None and run is not None:
         raise InvalidArgumentError("--scorer and --run conflict: give one",
@@ -54,7 +54,7 @@ def eval_cmd(
     if run is None and benchmark is None:
         raise InvalidArgumentError("--scorer needs --benchmark DIR", hint="give the folder `gradebench build` printed")
     if run is not None:
-        from gradebench.harness.runs import load_run
+        from gradebench.experiments.runs import load_run
 
         instance, info = load_run(run)
         benchmark = benchmark if benchmark is not None else Path(info.benchmark_path)
@@ -76,7 +76,7 @@ def _print_record(record) -> None:
     from rich.console import Console
     from rich.table import Table
 
-    from gradebench.results.render import fmt_metric
+    from gradebench.experiments.render import fmt_metric
 
     console = Console()
     loss = f" + {record.loss.name}" if record.loss.name else ""
@@ -109,7 +109,7 @@ def leaderboard(
     as_json: Annotated[bool, typer.Option("--json", help="same as --format json")] = False,
 ) -> None:
     """Rank systems (scorer + loss + config, mean over seeds) with CIs and tests against the best."""
-    from gradebench.results.leaderboard import leaderboard as leaderboard_api
+    from gradebench.experiments.leaderboard import leaderboard as leaderboard_api
 
     fmt = _json_format(fmt, as_json)
 
@@ -125,7 +125,7 @@ def leaderboard(
     else:
         from rich.console import Console
 
-        from gradebench.results.render import rich_tables
+        from gradebench.experiments.render import rich_tables
 
         console = Console()
         for item in rich_tables(board):
@@ -140,7 +140,7 @@ def query(
     as_json: Annotated[bool, typer.Option("--json", help="same as --format json")] = False,
 ) -> None:
     """Run SQL (DuckDB) over the result records; views are defined in leaderboard/views.sql."""
-    from gradebench.results.query import FORMATS, run_query
+    from gradebench.experiments.query import FORMATS, run_query
 
     fmt = _json_format(fmt, as_json)
 
@@ -172,7 +172,7 @@ def plot(
     as_json: Annotated[bool, typer.Option("--json", help="print {\"out\": PATH} as JSON")] = False,
 ) -> None:
     """Plot a record's score distribution per tier (--record) or a run's training curves (--run)."""
-    from gradebench.results.plot import plot_history, plot_run
+    from gradebench.experiments.plot import plot_history, plot_run
 
     if (record is None) == (run is None):
         raise InvalidArgumentError("give exactly one of --record and --run" if record is None else
@@ -193,7 +193,7 @@ def sweep(
     as_json: Annotated[bool, typer.Option("--json", help="print the result as JSON")] = False,
 ) -> None:
     """Run an experiment grid (train, then evaluate), skipping cells whose record exists."""
-    from gradebench.results.sweep import sweep as sweep_api
+    from gradebench.experiments.sweep import sweep as sweep_api
 
     result = _with_progress(not as_json, lambda progress: sweep_api(
         experiment, results_dir=results_dir, runs_dir=runs_dir, progress=progress))

@@ -29,6 +29,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from gradebench.benchmark.format import MANIFEST
 from gradebench.errors import BenchmarkError, InvalidArgumentError, SourceNotFoundError, UnknownNameError
 from gradebench.hub.errors import HubError
 from gradebench.hub.folder import is_publish_folder
@@ -56,7 +57,7 @@ def classify(source: Any) -> tuple[str, str | Path]:
     if p.exists():
         if not p.is_dir():
             raise BenchmarkError("not a folder", path=p, hint="pass a benchmark or publish folder, or ORG/NAME")
-        if (p / "manifest.json").is_file():
+        if (p / MANIFEST).is_file():
             return "benchmark", p
         if is_publish_folder(p) or (p / README).is_file():
             return "folder", p

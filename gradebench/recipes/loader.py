@@ -166,7 +166,7 @@ def _merge(base: Any, over: Any, path: Path, node: yaml.Node | None, loc: tuple[
 
 def _builder_of(data: dict[str, Any], path: Path | None = None, node: yaml.Node | None = None) -> type:
     """The builder class named by ``source.family`` (a missing or unknown one is a RecipeError)."""
-    from gradebench.builders import get_builder
+    from gradebench.datasets import get_builder
 
     source = data.get("source")
     family = source.get("family") if isinstance(source, dict) else None

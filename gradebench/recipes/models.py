@@ -11,14 +11,12 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, create_model, field_validator, model_validator
+from pydantic import Field, create_model, field_validator, model_validator
+
+from gradebench.strict import StrictModel
 
 SplitName = Literal["train", "validation", "test"]
 _NAME = r"^[a-z][a-z0-9_-]*$"
-
-
-class StrictModel(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
 
 class RemoteFileSpec(StrictModel):
@@ -42,7 +40,7 @@ class RemoteFileSpec(StrictModel):
 class SourceSpec(StrictModel):
     """Where the data comes from and which on-disk formats the recipe reads."""
 
-    family: str = Field(description="the builder that reads this source (gradebench.builders)")
+    family: str = Field(description="the builder that reads this source (gradebench.datasets)")
     formats: list[str] = Field(min_length=1, description="the builder's on-disk formats this recipe accepts")
     default: Literal["download", "embedded", "path"] = Field(
         description="what `build` reads when no --source is given ('path': nothing; --source is required)"
@@ -102,7 +100,7 @@ class Recipe(StrictModel):
     @field_validator("source")
     @classmethod
     def _builder_reads_formats(cls, v: SourceSpec) -> SourceSpec:
-        from gradebench.builders import get_builder
+        from gradebench.datasets import get_builder
 
         known = get_builder(v.family).formats
         bad = [f for f in v.formats if f not in known]

@@ -110,9 +110,9 @@ def select_best_run(metric: str, benchmark: str | Path, *, results_dir: str | Pa
     """
     import difflib
 
-    from gradebench.lists import open_benchmark
-    from gradebench.results.leaderboard import system_key, system_label
-    from gradebench.results.store import list_records
+    from gradebench.benchmark.lists import open_benchmark
+    from gradebench.experiments.leaderboard import system_key, system_label
+    from gradebench.experiments.store import list_records
 
     records = list_records(results_dir, split=split)
     if Path(benchmark).is_dir():
@@ -168,7 +168,7 @@ def select_best_run(metric: str, benchmark: str | Path, *, results_dir: str | Pa
 
 def _run_records(results_dir: str | Path, run_fingerprint: str) -> list[dict[str, Any]]:
     """Metric values of every result record of this run (any benchmark, any split)."""
-    from gradebench.results.store import list_records
+    from gradebench.experiments.store import list_records
 
     out = []
     for r in list_records(results_dir):
@@ -266,7 +266,7 @@ def export_reward(
             benchmark that no longer matches, a non-empty ``out``.
         RunError: no such run folder, or an unfinished one.
     """
-    from gradebench.harness.runs import MODEL_DIR, read_run_info
+    from gradebench.experiments.runs import MODEL_DIR, read_run_info
     from gradebench.scorers import get_scorer_class
 
     if (run is None) == (best is None):
@@ -365,7 +365,7 @@ def portable_config(cls: type, config: dict[str, Any]) -> dict[str, Any]:
 
 
 def _calibration_pairs(benchmark: str, split: str) -> tuple[list[str], list[str]]:
-    from gradebench.lists import open_benchmark
+    from gradebench.benchmark.lists import open_benchmark
 
     q, c = open_benchmark(benchmark).lists(split).pairs()
     return q[:HF_CHECK_PAIRS], c[:HF_CHECK_PAIRS]

@@ -84,7 +84,7 @@ def load_scorer(model_dir: Path, name: str, version: int, config: dict[str, Any]
 
 def _from_run(run_dir: Path, *, device: str | None) -> tuple[Any, dict[str, Any]]:
     """A run folder as ``(scorer, metadata-like dict)`` (no calibration until asked for)."""
-    from gradebench.harness.runs import MODEL_DIR, read_run_info
+    from gradebench.experiments.runs import MODEL_DIR, read_run_info
 
     info = read_run_info(run_dir)
     model = run_dir / MODEL_DIR
@@ -110,7 +110,7 @@ def calibrate(scorer: Any, benchmark: str | Path, *, fingerprint: str | None = N
         RewardError: the benchmark's fingerprint is not ``fingerprint`` (it was rebuilt differently).
         BenchmarkError / UnknownNameError: no such benchmark folder or split.
     """
-    from gradebench.lists import open_benchmark
+    from gradebench.benchmark.lists import open_benchmark
     from gradebench.scorers.base import check_scores
 
     bench = open_benchmark(benchmark)
@@ -183,12 +183,12 @@ def completion_to_text(completion: Any) -> str:
 # -- scoring -------------------------------------------------------------------------------------
 def pairs_to_lists(queries: Sequence[str], candidates: Sequence[str], *, benchmark: str = "reward",
                    fingerprint: str = "") -> tuple[Any, np.ndarray, np.ndarray]:
-    """Group pairs by query (first-appearance order) into dense :class:`~gradebench.lists.Lists`.
+    """Group pairs by query (first-appearance order) into dense :class:`~gradebench.benchmark.lists.Lists`.
 
     Returns ``(lists, rows, cols)``: pair ``i`` sits at ``lists[rows[i], cols[i]]``. Ids are
     sha256 of the texts (and of the position within the list for candidates), never ``hash()``.
     """
-    from gradebench.lists import Lists
+    from gradebench.benchmark.lists import Lists
 
     order: dict[str, int] = {}
     rows = np.empty(len(queries), dtype=np.int64)

@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from gradebench.errors import GradebenchError
+from gradebench.errors import RewardError
 
 REWARD_FILE = "gradebench-reward.json"
 REWARD_SCHEMA_VERSION = 1
@@ -31,10 +31,6 @@ FORMAT_GRADEBENCH = "gradebench-scorer"
 SCORER_SUBDIR = "scorer"
 #: quantiles stored in the calibration (linear interpolation, numpy's default)
 QUANTILES = (0.01, 0.05, 0.25, 0.5, 0.75, 0.95, 0.99)
-
-
-class RewardError(GradebenchError):
-    """A reward folder is missing, incomplete or of another schema version, or a run cannot be exported."""
 
 
 def calibration_stats(values: Any) -> dict[str, Any]:

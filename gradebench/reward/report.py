@@ -33,7 +33,7 @@ from typing import Any
 
 import numpy as np
 
-from gradebench.results.record import json_float
+from gradebench.experiments.record import json_float
 from gradebench.reward import fitness as F
 from gradebench.scorers.base import ProgressFn
 
@@ -99,9 +99,9 @@ def reward_report(source: str | Path, *, benchmark: str | Path, split: str = "te
         RewardError / RunError: ``source`` is not a usable reward or run folder.
         BenchmarkError / UnknownNameError: bad benchmark folder or split.
     """
+    from gradebench.benchmark.lists import open_benchmark
     from gradebench.errors import InvalidArgumentError
-    from gradebench.lists import open_benchmark
-    from gradebench.results.suite import separation
+    from gradebench.experiments.suite import separation
     from gradebench.reward.loading import load
     from gradebench.scorers.base import check_scores
 

@@ -7,15 +7,15 @@
   decode/re-encode reward-model adaptor.
 
 Each writes a run folder (:mod:`gradebench.rl.runs`) and a policy record
-(:mod:`gradebench.rl.records`). Importing this package imports neither torch nor TRL.
+(:mod:`gradebench.experiments.policy_record`). Importing this package imports neither torch nor TRL.
 """
 
 from __future__ import annotations
 
+from gradebench.experiments.policy_record import PolicyRecord, list_policy_records, read_policy_record
 from gradebench.rl.grpo import grpo
 from gradebench.rl.lipo import lipo
 from gradebench.rl.ppo import ppo
-from gradebench.rl.records import PolicyRecord, list_policy_records, read_policy_record
 from gradebench.rl.runs import PolicyRunResult, read_policy_run
 
 __all__ = ["lipo", "grpo", "ppo", "PolicyRecord", "PolicyRunResult", "list_policy_records", "read_policy_record",

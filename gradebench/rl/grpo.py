@@ -64,7 +64,7 @@ def grpo(
             (``(raw - mean) / std``); does not apply to a callable.
         split, max_queries, prompt_template, seed, results_dir, progress: as in :func:`~gradebench.rl.lipo.lipo`.
     """
-    from gradebench.lists import open_benchmark
+    from gradebench.benchmark.lists import open_benchmark
 
     check_common(steps=steps, lr=lr, batch=batch_prompts, batch_flag="--batch-prompts", max_queries=max_queries)
     check_generation(max_completion_length=max_completion_length, temperature=temperature, kl_coef=kl_coef)

@@ -72,7 +72,7 @@ def lipo(
 
     Args:
         policy: a local causal-LM folder (weights + tokenizer).
-        benchmark: a benchmark folder (or an opened :class:`~gradebench.lists.Benchmark`).
+        benchmark: a benchmark folder (or an opened :class:`~gradebench.benchmark.lists.Benchmark`).
         out: the run folder (see :mod:`gradebench.rl.runs`).
         loss: a registered gradebench loss (``gradebench losses``).
         loss_params: the loss's parameters.
@@ -96,7 +96,7 @@ def lipo(
         UnknownNameError: unknown loss or split.
         BenchmarkError: a missing or malformed benchmark.
     """
-    from gradebench.lists import open_benchmark
+    from gradebench.benchmark.lists import open_benchmark
     from gradebench.losses import get_loss
 
     check_common(steps=steps, lr=lr, batch=batch_size, batch_flag="--batch-size", max_queries=max_queries)

@@ -101,7 +101,7 @@ class PromptItem:
 
 
 def prompt_items(lists: Any, template: str = PROMPT_TEMPLATE) -> list[PromptItem]:
-    """One :class:`PromptItem` per query of a :class:`~gradebench.lists.Lists`, in list order."""
+    """One :class:`PromptItem` per query of a :class:`~gradebench.benchmark.lists.Lists`, in list order."""
     check_template(template)
     tiers = lists.extra.get("tier")
     items = []

@@ -30,14 +30,14 @@ from typing import Any
 
 from gradebench._version import __version__
 from gradebench.errors import RunError
-from gradebench.harness.runs import read_json
-from gradebench.hashing import sha256_json
-from gradebench.paths import check_writable_dir, publish_dir, write_json_atomic
-from gradebench.rl.records import (
+from gradebench.experiments.policy_record import (
     PolicyRecord,
     policy_record_id,
     write_policy_record,
 )
+from gradebench.experiments.runs import read_json
+from gradebench.hashing import sha256_json
+from gradebench.paths import check_writable_dir, publish_dir, write_json_atomic
 from gradebench.rl.steplog import StepLog, summarize
 
 RUN_CONFIG = "policy-run-config.json"
@@ -207,7 +207,7 @@ def _result(job: PolicyJob, run_dir: Path, fp: str, lines: list[dict[str, Any]],
 
 def _record(job: PolicyJob, run_dir: Path, fp: str, lines: list[dict[str, Any]],
             timings: dict[str, float]) -> PolicyRecord:
-    from gradebench.results.environment import environment
+    from gradebench.experiments.environment import environment
 
     return PolicyRecord(
         id=policy_record_id(fp), created_at=datetime.now(timezone.utc).isoformat(timespec="seconds"),

@@ -26,9 +26,9 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from gradebench.benchmark.lists import Lists
 from gradebench.errors import InvalidArgumentError
-from gradebench.lists import Lists
-from gradebench.scorers.base import ProgressFn, TrainOptions
+from gradebench.training.options import ProgressFn, TrainOptions
 
 #: checkpoints of a run, under its run folder
 CHECKPOINT_DIR = "checkpoints"

@@ -23,9 +23,9 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import numpy as np
 from pydantic import Field, field_validator
 
+from gradebench.benchmark.lists import Lists
 from gradebench.errors import InvalidArgumentError
 from gradebench.paths import write_json_atomic
-from gradebench.lists import Lists
 from gradebench.scorers.base import ProgressFn, Scorer, ScorerConfig, TrainOptions, check_scores
 
 if TYPE_CHECKING:  # pragma: no cover

@@ -1,6 +1,6 @@
 """The scorer contract: what every registered scorer implements.
 
-A scorer maps a :class:`~gradebench.lists.Lists` (dense query/candidate lists) to one float
+A scorer maps a :class:`~gradebench.benchmark.lists.Lists` (dense query/candidate lists) to one float
 per candidate, ``[n_queries, list_size]`` (values at padding are ignored). Untrained scorers
 only implement :meth:`Scorer.score`; trainable ones also implement :meth:`Scorer.fit`,
 :meth:`Scorer.save` and :meth:`Scorer.load`.
@@ -13,15 +13,17 @@ Scorers never touch global RNG state: every random choice derives from ``seed``.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any, ClassVar, Literal
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict
 
+from gradebench.benchmark.lists import Lists
 from gradebench.errors import InvalidArgumentError
-from gradebench.lists import Lists
+from gradebench.training.options import ProgressFn, TrainOptions
+
+__all__ = ["ProgressFn", "Scorer", "ScorerConfig", "ScorerKind", "TrainOptions", "check_scores"]
 
 ScorerKind = Literal["baseline", "probe", "neural", "gbdt"]
 
@@ -30,34 +32,6 @@ class ScorerConfig(BaseModel):
     """Base of every scorer's configuration (unknown keys are errors)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True, protected_namespaces=())
-
-
-class TrainOptions(BaseModel):
-    """Options of one training run, shared by every trainable scorer.
-
-    ``lr=None`` means the scorer's own default (``Scorer.default_lr``).
-    """
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    loss: str | None = None
-    loss_params: dict[str, Any] = Field(default_factory=dict)
-    epochs: int = Field(10, ge=1, le=10_000)
-    lr: float | None = Field(None, gt=0)
-    weight_decay: float = Field(0.01, ge=0)
-    warmup_ratio: float = Field(0.1, ge=0, lt=1)
-    batch_queries: int = Field(32, ge=1)
-    max_grad_norm: float = Field(1.0, gt=0)
-    patience: int = Field(3, ge=1)
-    eval_metric: str = "ndcg@5"
-    list_size: int | None = Field(None, ge=1)
-    max_train_queries: int | None = Field(None, ge=1)
-    max_validation_queries: int | None = Field(None, ge=1)
-    seed: int = 42
-
-
-#: ``progress(done, total, message)``; the harness passes a rich progress bar on a TTY
-ProgressFn = Callable[[int, int, str], None]
 
 
 class Scorer(ABC):

@@ -12,8 +12,8 @@ from typing import Literal
 import numpy as np
 from pydantic import Field
 
+from gradebench.benchmark.lists import Lists
 from gradebench.hashing import sha256_json
-from gradebench.lists import Lists
 from gradebench.scorers import Scorer, ScorerConfig, register_scorer
 from gradebench.scorers.text import bm25_matrix, candidate_overlap, jaccard, tokenize_all
 

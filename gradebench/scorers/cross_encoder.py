@@ -49,8 +49,8 @@ from typing import Any, Literal
 import numpy as np
 from pydantic import Field
 
+from gradebench.benchmark.lists import Lists
 from gradebench.errors import InvalidArgumentError
-from gradebench.lists import Lists
 from gradebench.paths import write_json_atomic
 from gradebench.scorers import Scorer, ScorerConfig, TrainOptions, check_scores, register_scorer
 from gradebench.scorers.base import ProgressFn

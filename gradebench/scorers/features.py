@@ -21,7 +21,7 @@ n-grams than words). An empty text gives an empty row.
 
 :func:`interaction` describes a (query, candidate) pair: the hashed words they share (binary,
 L2-normalised) and the dense features :data:`DENSE_FEATURES`. :func:`list_features` computes all
-of it for a :class:`~gradebench.lists.Lists`, with empty rows at padding.
+of it for a :class:`~gradebench.benchmark.lists.Lists`, with empty rows at padding.
 
 Speed: ~40,000 short candidates (e-SNLI-like, ~15 words) featurise in about a second on one core.
 """
@@ -37,8 +37,8 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
+from gradebench.benchmark.lists import Lists
 from gradebench.errors import InvalidArgumentError
-from gradebench.lists import Lists
 
 _WORD = re.compile(r"\w+")
 _P = np.uint64(0x100000001B3)  # FNV-64 prime: the polynomial base of n-gram ids

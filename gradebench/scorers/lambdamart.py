@@ -15,8 +15,8 @@ from typing import Any
 import numpy as np
 from pydantic import Field
 
+from gradebench.benchmark.lists import Lists
 from gradebench.errors import GradebenchError, InvalidArgumentError, RunError
-from gradebench.lists import Lists
 from gradebench.scorers import Scorer, ScorerConfig, TrainOptions, register_scorer
 from gradebench.scorers.base import ProgressFn
 from gradebench.scorers.lexical import FEATURE_NAMES, lexical_features

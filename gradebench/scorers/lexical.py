@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from gradebench.lists import Lists
+from gradebench.benchmark.lists import Lists
 from gradebench.scorers.text import bigrams, bm25_matrix, tokenize_all
 
 NEGATIONS = frozenset({"no", "not", "never", "nobody", "nothing", "none", "nor", "cannot", "t", "neither", "without"})

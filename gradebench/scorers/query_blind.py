@@ -35,8 +35,8 @@ from typing import Any, ClassVar, Literal
 import numpy as np
 from pydantic import Field, field_validator
 
+from gradebench.benchmark.lists import Lists
 from gradebench.errors import InvalidArgumentError
-from gradebench.lists import Lists
 from gradebench.scorers import register_scorer
 from gradebench.scorers._hashed_base import SCORER_FILE, check_arch, read_scorer_json, write_json_atomic
 from gradebench.scorers.base import ProgressFn, Scorer, ScorerConfig, TrainOptions, check_scores

@@ -6,17 +6,11 @@ stop-word list, so every figure can be recomputed by hand.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Sequence
 
 import numpy as np
 
-_WORD = re.compile(r"\w+")
-
-
-def words(text: str) -> list[str]:
-    """Lower-cased word tokens of ``text``."""
-    return _WORD.findall(text.lower())
+from gradebench.words import lexical_words as words  # the one tokenizer of lexical features
 
 
 def tokenize_all(texts: Iterable[str]) -> list[list[str]]:

@@ -1,5 +1,6 @@
 """Training machinery shared by the trainable scorers (``transformers.Trainer`` underneath).
 
+* :mod:`gradebench.training.options` — :class:`TrainOptions`, the options of one training run;
 * :mod:`gradebench.training.evaluation` — validation metrics (numpy only, cheap to import);
 * :mod:`gradebench.training.listeval` — :class:`ListEvalMixin`, :func:`training_arguments`,
   progress/history callbacks (imports transformers);
@@ -14,6 +15,8 @@ from __future__ import annotations
 from gradebench._lazy import lazy_attributes
 
 _LAZY = {
+    "TrainOptions": "gradebench.training.options",
+    "ProgressFn": "gradebench.training.options",
     "VALIDATION_METRICS": "gradebench.training.evaluation",
     "list_metrics": "gradebench.training.evaluation",
     "metric_key": "gradebench.training.evaluation",

@@ -42,9 +42,8 @@ import numpy as np
 import torch
 import transformers
 
+from gradebench.benchmark.lists import Lists
 from gradebench.errors import InvalidArgumentError, RunError
-from gradebench.lists import Lists
-from gradebench.scorers.base import ProgressFn, TrainOptions
 from gradebench.training.listeval import (
     HISTORY_FILE,
     EpochLogCallback,
@@ -53,6 +52,7 @@ from gradebench.training.listeval import (
     read_history,
     training_arguments,
 )
+from gradebench.training.options import ProgressFn, TrainOptions
 
 #: Trainer's output folder inside a run folder (``checkpoint-<step>`` subfolders)
 CHECKPOINT_DIR = "checkpoints"

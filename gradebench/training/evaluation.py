@@ -1,6 +1,6 @@
 """Validation metrics of a training run: numpy only, shared by every trainer and fitted scorer.
 
-:func:`list_metrics` scores a validation :class:`~gradebench.lists.Lists` with the metric set
+:func:`list_metrics` scores a validation :class:`~gradebench.benchmark.lists.Lists` with the metric set
 every training run reports (:data:`VALIDATION_METRICS`, plus the run's ``eval_metric``) and
 returns plain floats keyed by canonical metric name (``ndcg@5``, ``kendall``, ...). Training
 logs and checkpoint selection prefix them with ``eval_`` (:func:`metric_key`), the convention of
@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from gradebench.lists import Lists
+from gradebench.benchmark.lists import Lists
 
 #: metrics every validation pass reports (canonical names; see gradebench.metrics)
 VALIDATION_METRICS: tuple[str, ...] = (

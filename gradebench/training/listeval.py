@@ -49,10 +49,10 @@ from typing import Any
 import numpy as np
 import transformers
 
+from gradebench.benchmark.lists import Lists
 from gradebench.errors import InvalidArgumentError
-from gradebench.lists import Lists
-from gradebench.scorers.base import ProgressFn, TrainOptions
 from gradebench.training.evaluation import canonical_metric, json_ready, list_metrics
+from gradebench.training.options import ProgressFn, TrainOptions
 
 #: per-epoch records, one JSON object a line, appended as each epoch's checkpoint is saved
 HISTORY_FILE = "history.jsonl"

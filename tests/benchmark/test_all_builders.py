@@ -18,8 +18,8 @@ import pyarrow.parquet as pq
 import pytest
 
 from gradebench.benchmark import engine
-from gradebench.benchmark.engine import build
-from gradebench.builders import builder_names, get_builder
+from gradebench.experiments.build import build
+from gradebench.datasets import builder_names, get_builder
 from gradebench.recipes.loader import load_recipe
 from tests.conftest import FIXTURES, REPO
 
@@ -53,7 +53,7 @@ def _digests(path: str) -> dict[str, str]:
 
 
 _BUILD_IN_SUBPROCESS = (
-    "import json, sys; from gradebench.benchmark.engine import build; "
+    "import json, sys; from gradebench.experiments.build import build; "
     "r = build(sys.argv[1], source=sys.argv[2], out=sys.argv[3], progress=False); "
     "print(json.dumps({'fingerprint': r.fingerprint, 'path': r.path}))"
 )

@@ -8,9 +8,9 @@ import pyarrow.parquet as pq
 import pytest
 
 from gradebench.benchmark import engine as pipeline
-from gradebench.benchmark.engine import build
-from gradebench.benchmark.schema import COLUMNS, SCHEMA_VERSION, arrow_schema
-from gradebench.builders.tiers.builder import TIERED_COLUMNS
+from gradebench.experiments.build import build
+from gradebench.benchmark.format import COLUMNS, SCHEMA_VERSION, arrow_schema
+from gradebench.datasets.tiers.builder import TIERED_COLUMNS
 from gradebench.errors import InvalidArgumentError
 
 

@@ -11,7 +11,7 @@ import pytest
 import yaml
 
 from gradebench.benchmark.inputs import embedded_path
-from gradebench.benchmark.engine import build
+from gradebench.experiments.build import build
 from gradebench.cli import main
 from gradebench.errors import ChecksumError
 from gradebench.recipes import load_recipe

@@ -7,8 +7,8 @@ import json
 import pytest
 
 from gradebench.benchmark.info import info
-from gradebench.benchmark.engine import build
-from gradebench.catalog import list_recipes
+from gradebench.experiments.build import build
+from gradebench.recipes.catalog import list_recipes
 from gradebench.cli import main, parse_resplit
 from gradebench.errors import InvalidArgumentError
 from tests.conftest import FIXTURES

@@ -8,8 +8,8 @@ from collections import Counter
 import numpy as np
 import pytest
 
-from gradebench.builders import get_builder
-from gradebench.builders.tiers.contrast import (
+from gradebench.datasets import get_builder
+from gradebench.datasets.tiers.contrast import (
     RULES,
     Bm25Index,
     apply_flip,
@@ -21,7 +21,7 @@ from gradebench.builders.tiers.contrast import (
 from gradebench.errors import RecipeError
 from gradebench.recipes import load_recipe
 from gradebench.scorers.text import bm25_matrix, tokenize_all
-from gradebench.sources.base import NLIExample
+from gradebench.datasets.records import NLIExample
 from gradebench.words import words
 from tests.conftest import shared_data
 
@@ -263,7 +263,7 @@ def test_unrelated_each_lent_once():
 
 
 def test_large_splits_lend_within_blocks(monkeypatch):
-    import gradebench.builders.tiers.select as select_module
+    import gradebench.datasets.tiers.select as select_module
 
     monkeypatch.setattr(select_module, "BM25_BLOCK", 9)  # 18 explanations -> two content-hashed blocks
     sel, a = _lists()
@@ -320,7 +320,7 @@ def test_old_recipes_keep_their_dump():
 
 @pytest.fixture(scope="module")
 def real(tmp_path_factory):
-    from gradebench.benchmark.engine import build
+    from gradebench.experiments.build import build
 
     src = shared_data("esnli", "eSNLI")
     return build("esnli-contrast", source=src, resplit=(80, 10, 10), out=tmp_path_factory.mktemp("contrast"),

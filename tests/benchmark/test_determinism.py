@@ -14,7 +14,7 @@ import pytest
 import yaml
 
 from gradebench.benchmark.inputs import embedded_path
-from gradebench.benchmark.engine import build
+from gradebench.experiments.build import build
 from gradebench.recipes import load_recipe, recipes_dir
 from tests.conftest import REPO
 
@@ -84,14 +84,14 @@ def test_fingerprint_sensitivity(tmp_path):
 def test_ids_do_not_depend_on_hash_seed(tmp_path, seed):
     # the same query ids in a fresh interpreter regardless of PYTHONHASHSEED
     code = (
-        "from gradebench.builders.tiers.select import query_id;"
-        "from gradebench.sources.base import NLIExample;"
+        "from gradebench.datasets.tiers.select import query_id;"
+        "from gradebench.datasets.records import NLIExample;"
         "print(query_id(NLIExample('validation', 0, 'x', 'A dog runs.', 'An animal moves.', 'entailment', ())))"
     )
     env = {**os.environ, "PYTHONHASHSEED": seed}
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=REPO, check=True)
-    from gradebench.builders.tiers.select import query_id
-    from gradebench.sources.base import NLIExample
+    from gradebench.datasets.tiers.select import query_id
+    from gradebench.datasets.records import NLIExample
 
     here = query_id(NLIExample("validation", 0, "x", "A dog runs.", "An animal moves.", "entailment", ()))
     assert out.stdout.strip() == here and len(here) == 16

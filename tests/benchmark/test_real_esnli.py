@@ -5,7 +5,7 @@ from __future__ import annotations
 import pyarrow.parquet as pq
 import pytest
 
-from gradebench.benchmark.engine import build
+from gradebench.experiments.build import build
 from tests.conftest import shared_data
 
 pytestmark = pytest.mark.integration

@@ -14,7 +14,7 @@ ESNLI_FAMILY = ["demo", "esnli", "esnli-fixed", "esnli-human"]
 
 
 def test_shipped_recipes_listed_and_valid():
-    from gradebench.builders import builder_names, get_builder
+    from gradebench.datasets import builder_names, get_builder
 
     names = recipe_names()
     assert set(ESNLI_FAMILY) <= set(names)

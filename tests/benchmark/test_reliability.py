@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from gradebench.benchmark.engine import build
+from gradebench.experiments.build import build
 from gradebench.benchmark.info import info
-from gradebench.builders.esnli import ESNLIBuilder
+from gradebench.datasets.esnli.builder import ESNLIBuilder
 from gradebench.cli.main import main
 from gradebench.errors import BenchmarkError, InvalidArgumentError
 from tests.conftest import FIXTURES
@@ -239,7 +239,7 @@ def test_malformed_manifest_is_one_line_exit_2(tmp_path, capsys, manifest):
 
 
 def test_builder_version_changes_only_its_own_fingerprints(tmp_path, monkeypatch):
-    from gradebench.builders.winowhy import WinoWhyBuilder
+    from gradebench.datasets.winowhy.builder import WinoWhyBuilder
 
     wino_src = FIXTURES / "winowhy"
     before = (_demo(tmp_path / "a").fingerprint,

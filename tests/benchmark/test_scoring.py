@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from gradebench.builders.tiers.scoring import Adjuster, base_score, words
+from gradebench.datasets.tiers.scoring import Adjuster, base_score, words
 from gradebench.recipes import load_recipe
 
 ADJ = Adjuster.from_spec(load_recipe("esnli").scoring.adjustments)

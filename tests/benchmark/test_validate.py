@@ -16,7 +16,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from gradebench.benchmark.engine import build
+from gradebench.experiments.build import build
 from gradebench.benchmark.validate import (
     ValidationReport,
     benchmark_kind,
@@ -25,7 +25,7 @@ from gradebench.benchmark.validate import (
     tier_score_bounds,
     validate_folder,
 )
-from gradebench.builders.tiers.scoring import Adjuster
+from gradebench.datasets.tiers.scoring import Adjuster
 from gradebench.errors import BenchmarkError
 from tests.conftest import REPO, shared_data
 
@@ -325,7 +325,7 @@ def test_build_refuses_a_benchmark_with_scores_above_one(tmp_path, monkeypatch):
 
 
 def test_build_refuses_a_list_with_one_candidate(tmp_path, monkeypatch):
-    from gradebench.builders.tiers.builder import TieredNLIBuilder
+    from gradebench.datasets.tiers.builder import TieredNLIBuilder
 
     original = TieredNLIBuilder.make_lists
 

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from gradebench.benchmark import validity
-from gradebench.benchmark.engine import build
+from gradebench.experiments import validity
+from gradebench.experiments.build import build
 from gradebench.cli.main import main
 from tests.conftest import FIXTURES, shared_data
 

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from gradebench.builders import get_builder
-from gradebench.builders.anli import ANLIBuilder, normalise
-from gradebench.builders.base import GradedList
+from gradebench.datasets import get_builder
+from gradebench.datasets.anli.builder import ANLIBuilder, normalise
+from gradebench.datasets.base import GradedList
 from gradebench.errors import RecipeError, SourceFormatError, SourceNotFoundError
 from gradebench.hashing import key_digest, short_id
 from gradebench.recipes.loader import load_recipe
@@ -298,7 +298,7 @@ def test_card_and_redistribution():
 
 
 def test_builds_end_to_end(tmp_path, both):
-    from gradebench.benchmark.engine import build
+    from gradebench.experiments.build import build
 
     res = build("anli", source=both, out=tmp_path / "out", progress=False)
     assert res.splits == {

@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from gradebench.builders import get_builder
-from gradebench.builders.base import GradedList
-from gradebench.builders.chaosnli import ChaosNLIBuilder
-from gradebench.builders.common import dense_rank
+from gradebench.datasets import get_builder
+from gradebench.datasets.base import GradedList
+from gradebench.datasets.chaosnli.builder import ChaosNLIBuilder
+from gradebench.datasets.common import dense_rank
 from gradebench.errors import RecipeError, SourceFormatError, SourceNotFoundError
 from gradebench.hashing import key_digest, short_id
 from gradebench.recipes.loader import load_recipe
@@ -261,7 +261,7 @@ def test_card_and_license():
 
 
 def test_builds_end_to_end(tmp_path):
-    from gradebench.benchmark.engine import build
+    from gradebench.experiments.build import build
 
     res = build("chaosnli-snli", source=FIX, out=tmp_path, progress=False)
     assert res.splits == {"test": {"queries": 4, "candidates": 12}}

@@ -11,9 +11,9 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from gradebench.builders import get_builder
-from gradebench.builders.base import GradedList
-from gradebench.builders.dnli import DNLIBuilder, DNLINaturalBuilder
+from gradebench.datasets import get_builder
+from gradebench.datasets.base import GradedList
+from gradebench.datasets.dnli.builder import DNLIBuilder, DNLINaturalBuilder
 from gradebench.errors import RecipeError
 from gradebench.recipes.loader import load_recipe
 from gradebench.words import words
@@ -312,7 +312,7 @@ def test_natural_card_says_no_authorship_shortcut():
 
 @pytest.mark.parametrize(("recipe", "queries", "candidates"), [("dnli", 16, 80), ("dnli-natural", 5, 12)])
 def test_build_end_to_end(tmp_path, recipe, queries, candidates):
-    from gradebench.benchmark.engine import build
+    from gradebench.experiments.build import build
 
     src = tmp_path / "src"
     shutil.copytree(DNLI, src)

@@ -8,12 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from gradebench.builders import get_builder
-from gradebench.builders.mnli import MNLIBuilder
-from gradebench.builders.tiers.builder import TIERED_COLUMNS
+from gradebench.datasets import get_builder
+from gradebench.datasets.mnli.builder import MNLIBuilder
+from gradebench.datasets.tiers.builder import TIERED_COLUMNS
 from gradebench.errors import SourceFormatError
 from gradebench.recipes.loader import load_recipe, recipe_from_dict, recipe_from_json
-from gradebench.sources.mnli import TXT_HEADER
+from gradebench.datasets.mnli.reader import TXT_HEADER
 from tests.conftest import FIXTURES, REPO, shared_data
 
 RELEASE = FIXTURES / "mnli" / "multinli_1.0"

@@ -11,8 +11,8 @@ import pyarrow.parquet as pq
 import pytest
 import yaml
 
-from gradebench.builders import get_builder
-from gradebench.builders.nli_table import NLITableBuilder
+from gradebench.datasets import get_builder
+from gradebench.datasets.nli_table.builder import NLITableBuilder
 from gradebench.errors import RecipeError
 from gradebench.recipes.loader import load_recipe, recipe_from_dict, recipe_from_json
 from tests.conftest import FIXTURES, REPO, shared_data

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from gradebench.builders import get_builder
-from gradebench.builders.base import GradedList
-from gradebench.builders.winowhy import WinoWhyBuilder, answer_index, grade, twin_ids
+from gradebench.datasets import get_builder
+from gradebench.datasets.base import GradedList
+from gradebench.datasets.winowhy.builder import WinoWhyBuilder, answer_index, grade, twin_ids
 from gradebench.errors import RecipeError, SourceFormatError, SourceNotFoundError
 from gradebench.hashing import key_digest
 from gradebench.recipes.loader import load_recipe
@@ -376,7 +376,7 @@ def test_real_records(real):
 
 
 def _build(**kw):
-    from gradebench.benchmark.engine import build
+    from gradebench.experiments.build import build
 
     return build("winowhy", progress=False, workers=1, **kw)
 

@@ -18,13 +18,13 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from gradebench.builders import get_builder
-from gradebench.builders.base import GradedList
-from gradebench.builders.worldtree import NegativeSampler, NegativeSpec, WorldTreeBuilder, WorldTreeRecords
+from gradebench.datasets import get_builder
+from gradebench.datasets.base import GradedList
+from gradebench.datasets.worldtree.builder import NegativeSampler, NegativeSpec, WorldTreeBuilder, WorldTreeRecords
 from gradebench.errors import InvalidArgumentError, RecipeError, SourceFormatError
 from gradebench.hashing import key_digest, short_id
 from gradebench.recipes.loader import load_recipe
-from gradebench.sources.worldtree import Fact, build_tablestore
+from gradebench.datasets.worldtree.reader import Fact, build_tablestore
 from gradebench.words import words
 from tests.conftest import FIXTURES, REPO, shared_data
 
@@ -339,7 +339,7 @@ def test_empty_question_or_answer_text(tmp_path):
 def test_output_does_not_depend_on_hash_seed():
     code = (
         "import json, sys\n"
-        "from gradebench.builders import get_builder\n"
+        "from gradebench.datasets import get_builder\n"
         "from gradebench.recipes.loader import load_recipe\n"
         "from gradebench.hashing import sha256_json\n"
         "b = get_builder('worldtree')(load_recipe('worldtree'))\n"
@@ -460,7 +460,7 @@ def test_seed_namespace_changes_the_draw(tmp_path):
 
 
 def test_build_end_to_end(tmp_path):
-    from gradebench.benchmark.engine import build
+    from gradebench.experiments.build import build
 
     res = build(RECIPE, source=FIX, out=tmp_path / "out", progress=False, workers=1, validate=True)
     assert res.validation["success"] is True
@@ -534,7 +534,7 @@ def test_real_pinned_lists(real):
 
 @pytest.mark.integration
 def test_real_build_end_to_end(tmp_path):
-    from gradebench.benchmark.engine import build
+    from gradebench.experiments.build import build
 
     res = build(RECIPE, source=shared_data("worldtree"), out=tmp_path, progress=False)
     assert res.splits == {"train": {"queries": 2206, "candidates": 34740}, "validation": {"queries": 496, "candidates": 7751}}

@@ -16,7 +16,7 @@ from tests.cli.conftest import assert_one_line_error
 
 @pytest.fixture(scope="module")
 def built(tmp_path_factory):
-    from gradebench.benchmark.engine import build
+    from gradebench.experiments.build import build
 
     out = tmp_path_factory.mktemp("out")
     return out, build("demo", out=out, progress=False)

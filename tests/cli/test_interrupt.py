@@ -1,7 +1,7 @@
 """Ctrl-C and SIGTERM: one line, exit 130 / 143, nothing half-written, no stray worker processes.
 
 The subprocess tests do not race the clock: the build is slowed down inside the workers
-(``_build_batch`` sleeps), the test waits until the temporary ``.incomplete-*`` folder
+(``build_batch`` sleeps), the test waits until the temporary ``.incomplete-*`` folder
 exists, and only then sends the signal.
 """
 
@@ -31,12 +31,13 @@ SLOW_SITECUSTOMIZE = textwrap.dedent(
     """
     import time
     import gradebench.benchmark.engine as p
+    import gradebench.benchmark.workers as w
     p.BATCH_QUERIES = 4
-    _orig = p.build_batch
+    _orig = w.build_batch
     def _slow(*args):
         time.sleep(60)
         return _orig(*args)
-    p.build_batch = _slow
+    w.build_batch = _slow
     """
 )
 SLOW_BUILD = "import runpy, sys; sys.argv = ['gradebench', *sys.argv[1:]]; runpy.run_module('gradebench', run_name='__main__', alter_sys=True)"

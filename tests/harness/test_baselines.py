@@ -9,7 +9,7 @@ import pyarrow as pa
 import pytest
 
 from gradebench.errors import InvalidArgumentError, UnknownNameError
-from gradebench.lists import lists_from_table, open_benchmark
+from gradebench.benchmark.lists import lists_from_table, open_benchmark
 from gradebench.metrics import NDCG, PairwiseAgreement, evaluate
 from gradebench.scorers import check_scores, get_scorer_class, make_scorer, scorer_names
 from gradebench.scorers.text import bm25_matrix, words

@@ -9,9 +9,9 @@ import pytest
 
 from gradebench.cli import main
 from gradebench.errors import RunError
-from gradebench.harness.runs import load_run
-from gradebench.harness.train import train
-from gradebench.results.evaluate import evaluate_scorer
+from gradebench.experiments.runs import load_run
+from gradebench.experiments.train import train
+from gradebench.experiments.evaluate import evaluate_scorer
 
 CFG = {"min_child_samples": 5, "n_estimators": 20}
 

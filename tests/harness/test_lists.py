@@ -11,7 +11,8 @@ import pyarrow.parquet as pq
 import pytest
 
 from gradebench.errors import BenchmarkError, InvalidArgumentError, UnknownNameError
-from gradebench.lists import CORE_COLUMNS, lists_from_table, open_benchmark
+from gradebench.benchmark.format import REQUIRED_COLUMNS as CORE_COLUMNS
+from gradebench.benchmark.lists import lists_from_table, open_benchmark
 
 
 def _table(rows):

@@ -8,9 +8,9 @@ import pytest
 
 from gradebench.cli import main
 from gradebench.errors import InvalidArgumentError, RunError, UnknownNameError
-from gradebench.harness.runs import RUN_CONFIG, RUN_JSON, load_run, read_run_info
-from gradebench.harness.train import train
-from gradebench.lists import open_benchmark
+from gradebench.experiments.runs import RUN_CONFIG, RUN_JSON, load_run, read_run_info
+from gradebench.experiments.train import train
+from gradebench.benchmark.lists import open_benchmark
 
 CFG = {"min_child_samples": 5, "n_estimators": 20}
 

@@ -36,7 +36,7 @@ def build_benchmarks(tmp_path_factory) -> dict[str, Path]:
 
     Built into one folder under the session's base temp, so a second caller gets the cached builds.
     """
-    from gradebench.benchmark.engine import build
+    from gradebench.experiments.build import build
 
     out = tmp_path_factory.getbasetemp() / "hub-benchmarks"
     return {

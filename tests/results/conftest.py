@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from gradebench.lists import Lists
+from gradebench.benchmark.lists import Lists
 from gradebench.scorers.base import Scorer
 
 
@@ -59,7 +59,7 @@ class QueryBlindFake(Scorer):
 
 @pytest.fixture(scope="session")
 def demo_bench(tmp_path_factory) -> Path:
-    from gradebench.benchmark.engine import build
+    from gradebench.experiments.build import build
 
     out = tmp_path_factory.mktemp("bench")
     return Path(build("demo", out=out, progress=False).path)
@@ -67,7 +67,7 @@ def demo_bench(tmp_path_factory) -> Path:
 
 def fake_run(bench_fingerprint: str, *, seed: int = 7, loss: str = "listnet", epochs: int = 3):
     """A RunInfo as `load_run` returns it (for records of trained scorers)."""
-    from gradebench.harness.runs import RunInfo
+    from gradebench.experiments.runs import RunInfo
     from gradebench.hashing import sha256_json
 
     options = {"loss": loss, "loss_params": {}, "epochs": epochs, "seed": seed}

@@ -7,10 +7,10 @@ import json
 import pytest
 
 from gradebench.cli import main
-from gradebench.results.leaderboard import leaderboard
-from gradebench.results.query import run_query
-from gradebench.results.record import read_record
-from gradebench.results.sweep import sweep
+from gradebench.experiments.leaderboard import leaderboard
+from gradebench.experiments.query import run_query
+from gradebench.experiments.record import read_record
+from gradebench.experiments.sweep import sweep
 
 VOLATILE = ("created_at", "timings", "environment")
 
@@ -26,7 +26,7 @@ def _stable(doc):
 
 
 def test_eval_json_equals_api(demo_bench, tmp_path, capsys):
-    from gradebench.results.evaluate import evaluate_scorer
+    from gradebench.experiments.evaluate import evaluate_scorer
     from gradebench.scorers import make_scorer
 
     res = tmp_path / "res"
@@ -58,7 +58,7 @@ def test_eval_errors(demo_bench, tmp_path, capsys, args, needle):
 
 
 def test_eval_from_run(demo_bench, tmp_path, capsys):
-    from gradebench.harness.train import train
+    from gradebench.experiments.train import train
 
     result = train(demo_bench, "lambdamart", config={"n_estimators": 5, "min_child_samples": 5},
                    out=tmp_path / "run", options={"seed": 4})

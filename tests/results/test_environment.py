@@ -7,7 +7,7 @@ import subprocess
 import sys
 import types
 
-from gradebench.results.environment import environment, git_commit, torch_device
+from gradebench.experiments.environment import environment, git_commit, torch_device
 from tests.conftest import REPO
 
 

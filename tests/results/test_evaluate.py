@@ -6,11 +6,11 @@ import numpy as np
 import pytest
 
 from gradebench.errors import InvalidArgumentError, UnknownNameError
-from gradebench.lists import open_benchmark
+from gradebench.benchmark.lists import open_benchmark
 from gradebench.metrics import SeparationRatio, TierEta2, evaluate
-from gradebench.results import suite as S
-from gradebench.results.evaluate import evaluate_scorer
-from gradebench.results.store import read_per_query, read_predictions
+from gradebench.experiments import suite as S
+from gradebench.experiments.evaluate import evaluate_scorer
+from gradebench.experiments.store import read_per_query, read_predictions
 from gradebench.scorers.base import Scorer
 from gradebench.stats import bootstrap_ci
 from tests.results.conftest import Noisy, Oracle, Shuffle, fake_run

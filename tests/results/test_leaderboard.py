@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 from gradebench.errors import InvalidArgumentError, UnknownNameError
-from gradebench.results.evaluate import evaluate_scorer
-from gradebench.results.leaderboard import leaderboard
+from gradebench.experiments.evaluate import evaluate_scorer
+from gradebench.experiments.leaderboard import leaderboard
 from gradebench.stats import bootstrap_ci
 from tests.results.conftest import Noisy, Oracle, OracleTwin, QueryBlindFake, Shuffle
 
@@ -48,7 +48,7 @@ def test_perfect_scorer_tops_and_random_is_worse(store):
 
 
 def test_seeds_are_averaged(store, demo_bench):
-    from gradebench.lists import open_benchmark
+    from gradebench.benchmark.lists import open_benchmark
     from gradebench.metrics import NDCG, evaluate
 
     rnd = _rows(leaderboard(store, split="train"))["test-random"]
@@ -106,7 +106,7 @@ def test_errors_and_empty(store, tmp_path):
 def test_training_options_and_transfer_make_distinct_systems(demo_bench, tmp_path):
     from dataclasses import replace
 
-    from gradebench.lists import open_benchmark
+    from gradebench.benchmark.lists import open_benchmark
     from tests.results.conftest import fake_run
 
     fp = open_benchmark(demo_bench).fingerprint
@@ -127,7 +127,7 @@ def test_rich_rendering(store):
 
     from rich.console import Console
 
-    from gradebench.results.render import rich_tables
+    from gradebench.experiments.render import rich_tables
 
     buf = io.StringIO()
     console = Console(file=buf, width=250, force_terminal=False)

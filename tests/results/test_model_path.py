@@ -6,7 +6,7 @@ import json
 
 import jsonschema
 
-from gradebench.results.evaluate import evaluate_scorer
+from gradebench.experiments.evaluate import evaluate_scorer
 from gradebench.scorers.baselines import OverlapScorer
 from tests.conftest import REPO
 

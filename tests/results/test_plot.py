@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 from gradebench.errors import GradebenchError, InvalidArgumentError
-from gradebench.results.evaluate import evaluate_scorer
-from gradebench.results.plot import kde, plot_history, plot_run
+from gradebench.experiments.evaluate import evaluate_scorer
+from gradebench.experiments.plot import kde, plot_history, plot_run
 from tests.results.conftest import Noisy, fake_run
 
 PNG = b"\x89PNG\r\n\x1a\n"
@@ -38,7 +38,7 @@ def test_plot_run_by_id_path_and_record(demo_bench, tmp_path):
 
 
 def test_plot_history_from_jsonl_and_run_json(tmp_path):
-    from gradebench.harness.runs import RUN_JSON
+    from gradebench.experiments.runs import RUN_JSON
     from gradebench.paths import write_json_atomic
 
     a = tmp_path / "run_a"

@@ -9,11 +9,11 @@ import json
 import pytest
 
 from gradebench.errors import GradebenchError
-from gradebench.results import query as Q
-from gradebench.results import suite as S
-from gradebench.results.evaluate import evaluate_scorer
-from gradebench.results.query import QueryError, query, run_query
-from gradebench.results.record import RecordError
+from gradebench.experiments import query as Q
+from gradebench.experiments import suite as S
+from gradebench.experiments.evaluate import evaluate_scorer
+from gradebench.experiments.query import QueryError, query, run_query
+from gradebench.experiments.record import RecordError
 from tests.results.conftest import Oracle, Shuffle
 
 

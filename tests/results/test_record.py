@@ -12,10 +12,10 @@ import jsonschema
 import pytest
 
 from gradebench import paths
-from gradebench.results import record as R
-from gradebench.results.evaluate import evaluate_scorer
-from gradebench.results.record import RecordError, read_record, render_schema_json, schema_file
-from gradebench.results.store import find_record, list_records, read_predictions
+from gradebench.experiments import record as R
+from gradebench.experiments.evaluate import evaluate_scorer
+from gradebench.experiments.record import RecordError, read_record, render_schema_json, schema_file
+from gradebench.experiments.store import find_record, list_records, read_predictions
 from tests.conftest import REPO
 from tests.results.conftest import Oracle, Shuffle, fake_run
 
@@ -29,12 +29,12 @@ def _validator():
 def test_schema_file_is_current():
     path = schema_file(REPO / "schemas")
     assert path.read_text(encoding="utf-8") == render_schema_json(), (
-        "schemas/result-v1.json is out of date: run `python -m gradebench.results.record schemas`"
+        "schemas/result-v1.json is out of date: run `python -m gradebench.experiments.record schemas`"
     )
 
 
 def test_records_validate_against_schema(demo_bench, tmp_path):
-    from gradebench.lists import open_benchmark
+    from gradebench.benchmark.lists import open_benchmark
 
     validator = _validator()
     fp = open_benchmark(demo_bench).fingerprint
@@ -97,7 +97,7 @@ def test_crash_before_json_leaves_no_visible_record(demo_bench, tmp_path, monkey
 
 _WRITER = textwrap.dedent("""
     import sys
-    from gradebench.results.evaluate import evaluate_scorer
+    from gradebench.experiments.evaluate import evaluate_scorer
     from gradebench.scorers import make_scorer
     bench, out, worker = sys.argv[1], sys.argv[2], int(sys.argv[3])
     for rep in range(2):

@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 
 from gradebench.errors import RecipeError
-from gradebench.results.experiment import load_experiment
-from gradebench.results.store import list_records
-from gradebench.results.sweep import sweep
+from gradebench.experiments.grid import load_experiment
+from gradebench.experiments.store import list_records
+from gradebench.experiments.sweep import sweep
 from tests.conftest import REPO
 
 EXPERIMENT = """\

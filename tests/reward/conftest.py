@@ -18,7 +18,7 @@ CE_OPTIONS = {"epochs": 1, "batch_queries": 4, "max_train_queries": 8, "max_vali
 
 @pytest.fixture(scope="session")
 def hashed_run(demo_benchmark, tmp_path_factory) -> Path:
-    from gradebench.harness.train import train
+    from gradebench.experiments.train import train
 
     out = tmp_path_factory.mktemp("hashed") / "run"
     train(demo_benchmark, "hashed-mlp", loss="listnet", config=TINY_HASHED, options={"epochs": 1}, out=out)
@@ -37,7 +37,7 @@ def hashed_reward(hashed_run, tmp_path_factory) -> Path:
 @pytest.fixture(scope="session")
 def tiny_bert(demo_benchmark, tmp_path_factory) -> Path:
     """A tiny random BERT encoder with a WordPiece tokenizer counted from the demo texts."""
-    from gradebench.lists import open_benchmark
+    from gradebench.benchmark.lists import open_benchmark
     from tests.scorers.conftest import build_tiny_bert
 
     bench = open_benchmark(demo_benchmark)
@@ -49,7 +49,7 @@ def tiny_bert(demo_benchmark, tmp_path_factory) -> Path:
 
 
 def _ce_run(demo_benchmark, tiny_bert, out: Path, head: str) -> Path:
-    from gradebench.harness.train import train
+    from gradebench.experiments.train import train
 
     train(demo_benchmark, "cross-encoder", loss="listnet",
           config={"model": str(tiny_bert), "head": head, "max_length": 96, "device": "cpu", "batch_size": 16},

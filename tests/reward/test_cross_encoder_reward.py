@@ -8,8 +8,8 @@ import json
 import numpy as np
 import pytest
 
-from gradebench.harness.runs import load_run
-from gradebench.lists import open_benchmark
+from gradebench.experiments.runs import load_run
+from gradebench.benchmark.lists import open_benchmark
 from gradebench.reward import REWARD_FILE, export_reward, load, reward_report
 from gradebench.reward.meta import FORMAT_GRADEBENCH, FORMAT_HF
 

@@ -136,7 +136,7 @@ def test_a_failure_while_writing_leaves_nothing(hashed_run, tmp_path, monkeypatc
 
 
 def test_best_errors(hashed_run, demo_benchmark, tmp_path):
-    from gradebench.results.evaluate import evaluate_scorer
+    from gradebench.experiments.evaluate import evaluate_scorer
     from gradebench.scorers import make_scorer
 
     results = tmp_path / "results"
@@ -147,7 +147,7 @@ def test_best_errors(hashed_run, demo_benchmark, tmp_path):
         export_reward(best="ndcg@5", benchmark="demo", results_dir=results, out=tmp_path / "x")
     with pytest.raises(UnknownNameError, match="did you mean 'ndcg@5'"):
         export_reward(best="ndcg@6", benchmark="demo", results_dir=results, out=tmp_path / "x")
-    from gradebench.harness.runs import load_run
+    from gradebench.experiments.runs import load_run
 
     moved = _copy(hashed_run, tmp_path / "moved")
     scorer, info = load_run(moved)

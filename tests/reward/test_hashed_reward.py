@@ -7,8 +7,8 @@ import json
 import numpy as np
 import pytest
 
-from gradebench.harness.runs import load_run
-from gradebench.lists import open_benchmark
+from gradebench.experiments.runs import load_run
+from gradebench.benchmark.lists import open_benchmark
 from gradebench.reward import REWARD_FILE, export_reward, load, reward_report
 from gradebench.reward import fitness as F
 from gradebench.reward.meta import FORMAT_GRADEBENCH, REWARD_SCHEMA_VERSION, calibration_stats
@@ -134,8 +134,8 @@ def test_report_matches_the_fitness_functions(hashed_reward, hashed_run, demo_be
 
 
 def test_best_run_is_picked_from_the_records(hashed_run, demo_benchmark, tmp_path, monkeypatch):
-    from gradebench.harness.train import train
-    from gradebench.results.evaluate import evaluate_scorer
+    from gradebench.experiments.train import train
+    from gradebench.experiments.evaluate import evaluate_scorer
     from gradebench.scorers import make_scorer
     from tests.reward.conftest import TINY_HASHED
 

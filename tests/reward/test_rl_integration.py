@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from gradebench.lists import open_benchmark
+from gradebench.benchmark.lists import open_benchmark
 from gradebench.reward import PolicyTokenReward, load
 
 torch = pytest.importorskip("torch")

@@ -16,7 +16,7 @@ TINY_GPT2 = {"n_layer": 2, "n_embd": 32, "n_head": 2, "n_positions": 256}
 
 
 def demo_texts(benchmark: Path) -> list[str]:
-    from gradebench.lists import open_benchmark
+    from gradebench.benchmark.lists import open_benchmark
 
     bench = open_benchmark(benchmark)
     texts: list[str] = []
@@ -113,7 +113,7 @@ TINY_HASHED = {"dim": 2**10, "shared_dim": 2**8, "embed_dim": 8, "hidden": 16}
 def exported_reward(demo_benchmark, tmp_path_factory) -> Path:
     """A hashed-mlp scorer trained one epoch on the demo benchmark, exported with ``gradebench.reward``."""
     pytest.importorskip("gradebench.reward")
-    from gradebench.harness.train import train
+    from gradebench.experiments.train import train
     from gradebench.reward import export_reward
 
     root = tmp_path_factory.mktemp("reward")

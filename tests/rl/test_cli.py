@@ -50,7 +50,7 @@ def test_lipo_json_equals_api(cli, tiny_gpt2, demo_benchmark, tmp_path):
 
 def test_grpo_and_ppo_with_an_exported_reward(cli, tiny_gpt2, demo_benchmark, exported_reward, tmp_path):
     from gradebench.rl import grpo, ppo
-    from gradebench.rl.records import list_policy_records
+    from gradebench.experiments.policy_record import list_policy_records
 
     results = tmp_path / "results"
     common = ["--policy", tiny_gpt2, "--reward", exported_reward, "--benchmark", demo_benchmark, "--steps", "2",
@@ -72,7 +72,7 @@ def test_grpo_and_ppo_with_an_exported_reward(cli, tiny_gpt2, demo_benchmark, ex
         assert weights_changed(tiny_gpt2, tmp_path / result["method"] / "policy") > 0
     assert sorted(r.method for r in list_policy_records(results)) == ["grpo", "ppo"]
     # the scorer records' store does not see policy records
-    from gradebench.results.store import list_records
+    from gradebench.experiments.store import list_records
 
     assert list_records(results) == []
 

@@ -11,7 +11,7 @@ pytest.importorskip("trl")
 
 from gradebench.errors import InvalidArgumentError, RunError  # noqa: E402
 from gradebench.rl.grpo import grpo  # noqa: E402
-from gradebench.rl.records import list_policy_records  # noqa: E402
+from gradebench.experiments.policy_record import list_policy_records  # noqa: E402
 from gradebench.rl.rewards import call_reward, grpo_reward_function, resolve_reward  # noqa: E402
 from gradebench.rl.runs import POLICY_DIR  # noqa: E402
 from gradebench.rl.steplog import StepLog, above_fraction  # noqa: E402
@@ -19,7 +19,7 @@ from tests.rl.conftest import weights_changed  # noqa: E402
 
 
 def _queries(benchmark, split="train"):
-    from gradebench.lists import open_benchmark
+    from gradebench.benchmark.lists import open_benchmark
 
     return {str(q) for q in open_benchmark(benchmark).lists(split).queries}
 
@@ -119,7 +119,7 @@ def test_a_failing_reward_leaves_nothing_behind(tiny_gpt2, demo_benchmark, tmp_p
 
 
 def test_policy_record_schema_is_generated():
-    from gradebench.rl.records import PolicyRecord, policy_schema_json
+    from gradebench.experiments.policy_record import PolicyRecord, policy_schema_json
 
     schema = policy_schema_json()
     assert schema["$id"].endswith("policy-v1.json")

@@ -15,7 +15,7 @@ from gradebench.errors import InvalidArgumentError, UnknownNameError  # noqa: E4
 from gradebench.rl.lipo import candidate_scores, collate, lipo, lipo_stats  # noqa: E402
 from gradebench.rl.policy import sequence_kl, sequence_logps  # noqa: E402
 from gradebench.rl.prompts import reference_index  # noqa: E402
-from gradebench.rl.records import read_policy_record  # noqa: E402
+from gradebench.experiments.policy_record import read_policy_record  # noqa: E402
 from gradebench.rl.runs import HISTORY, POLICY_DIR, RUN_CONFIG, RUN_JSON, read_policy_run  # noqa: E402
 from tests.rl.conftest import weights_changed  # noqa: E402
 
@@ -26,7 +26,7 @@ def _dpo_trainer(tiny_gpt2, demo_benchmark, tmp_path, beta):
     from transformers import AutoModelForCausalLM, AutoTokenizer
     from trl import DPOConfig, DPOTrainer
 
-    from gradebench.lists import open_benchmark
+    from gradebench.benchmark.lists import open_benchmark
     from gradebench.rl.prompts import format_prompt, format_response
 
     lists = open_benchmark(demo_benchmark).lists("train").head(6)
@@ -159,7 +159,7 @@ def test_lipo_trains_logs_and_records(tiny_gpt2, demo_benchmark, tmp_path):
     if importlib.util.find_spec("jsonschema") is not None:  # the generated schema accepts the written record
         import jsonschema
 
-        from gradebench.rl.records import policy_schema_json
+        from gradebench.experiments.policy_record import policy_schema_json
 
         jsonschema.validate(json.loads(record.path.read_text()), policy_schema_json())
     # the same run again is found, not retrained; the record is rewritten where it is missing
@@ -254,8 +254,8 @@ def test_an_interrupted_run_starts_over_and_another_config_is_refused(tiny_gpt2,
 
 
 def test_policy_records_are_queryable_next_to_result_records(tiny_gpt2, demo_benchmark, tmp_path):
-    from gradebench.results.evaluate import evaluate_scorer
-    from gradebench.results.query import run_query
+    from gradebench.experiments.evaluate import evaluate_scorer
+    from gradebench.experiments.query import run_query
     from gradebench.scorers import make_scorer
 
     results = tmp_path / "results"
@@ -272,8 +272,8 @@ def test_policy_records_are_queryable_next_to_result_records(tiny_gpt2, demo_ben
 
 
 def test_policy_records_show_on_the_leaderboard(tiny_gpt2, demo_benchmark, tmp_path):
-    from gradebench.results.evaluate import evaluate_scorer
-    from gradebench.results.leaderboard import leaderboard
+    from gradebench.experiments.evaluate import evaluate_scorer
+    from gradebench.experiments.leaderboard import leaderboard
     from gradebench.scorers import make_scorer
 
     results = tmp_path / "results"

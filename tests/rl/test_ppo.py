@@ -12,7 +12,7 @@ pytest.importorskip("trl")
 from gradebench.errors import InvalidArgumentError  # noqa: E402
 from gradebench.rl.ppo import ppo  # noqa: E402
 from gradebench.rl.prompts import PromptItem  # noqa: E402
-from gradebench.rl.records import list_policy_records  # noqa: E402
+from gradebench.experiments.policy_record import list_policy_records  # noqa: E402
 from gradebench.rl.rewards import resolve_reward, token_reward_model  # noqa: E402
 from gradebench.rl.runs import POLICY_DIR  # noqa: E402
 from gradebench.rl.steplog import StepLog  # noqa: E402
@@ -56,7 +56,7 @@ def test_ppo_trains_logs_and_records(tiny_gpt2, demo_benchmark, tmp_path, length
             assert isinstance(line[key], float) and math.isfinite(line[key]), (key, line)
     assert result.history[0]["kl"] == pytest.approx(0.0, abs=1e-5)  # first rollout: policy == reference
     assert weights_changed(tiny_gpt2, out / POLICY_DIR) > 0
-    from gradebench.lists import open_benchmark
+    from gradebench.benchmark.lists import open_benchmark
 
     queries = {str(q) for q in open_benchmark(demo_benchmark).lists("train").queries}
     assert all(set(prompts) <= queries for prompts, _ in length_reward.calls)  # the reward sees raw queries

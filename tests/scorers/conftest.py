@@ -24,7 +24,7 @@ TINY_BERT = {
 @pytest.fixture(scope="session")
 def demo_benchmark(tmp_path_factory) -> Path:
     """Path of the demo benchmark, built once per session (38/5/5 queries x 5 candidates)."""
-    from gradebench.benchmark.engine import build
+    from gradebench.experiments.build import build
 
     out = tmp_path_factory.mktemp("demo_bench")
     return Path(build("demo", out=out, progress=False).path)
@@ -33,7 +33,7 @@ def demo_benchmark(tmp_path_factory) -> Path:
 @pytest.fixture(scope="session")
 def demo_lists(demo_benchmark):
     """``{split: Lists}`` of the demo benchmark."""
-    from gradebench.lists import open_benchmark
+    from gradebench.benchmark.lists import open_benchmark
 
     bench = open_benchmark(demo_benchmark)
     return {split: bench.lists(split) for split in bench.splits}

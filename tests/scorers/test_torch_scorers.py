@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from gradebench.errors import InvalidArgumentError, UnknownNameError
-from gradebench.lists import Lists
+from gradebench.benchmark.lists import Lists
 from gradebench.losses import LOSSES
 from gradebench.scorers import TrainOptions, get_scorer_class, make_scorer
 
@@ -24,8 +24,8 @@ CONFIGS = {"hashed-mlp": TINY, "pair-mlp": TINY_PAIR, "query-blind": TINY_BLIND}
 @pytest.fixture(scope="module")
 def demo(tmp_path_factory) -> dict[str, Lists]:
     """``{split: Lists}`` of the demo benchmark (38/5/5 queries x 5 candidates)."""
-    from gradebench.benchmark.engine import build
-    from gradebench.lists import open_benchmark
+    from gradebench.experiments.build import build
+    from gradebench.benchmark.lists import open_benchmark
 
     bench = open_benchmark(Path(build("demo", out=tmp_path_factory.mktemp("demo"), progress=False).path))
     return {split: bench.lists(split) for split in bench.splits}

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from gradebench.errors import SourceFormatError, SourceNotFoundError
-from gradebench.sources.anli import ART_SPLITS, ARTItem, labels_file_for, read_art
+from gradebench.datasets.anli.reader import ART_SPLITS, ARTItem, labels_file_for, read_art
 from tests.conftest import FIXTURES
 
 FIX = FIXTURES / "anli"

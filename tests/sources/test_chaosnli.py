@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from gradebench.errors import SourceFormatError, SourceNotFoundError
-from gradebench.sources.chaosnli import (
+from gradebench.datasets.chaosnli.reader import (
     ALPHA_LABELS,
     NLI_LABELS,
     Votes,

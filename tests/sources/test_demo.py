@@ -6,7 +6,7 @@ from collections import Counter
 from pathlib import Path
 
 import gradebench
-from gradebench.sources.esnli import read_esnli
+from gradebench.datasets.esnli.reader import read_esnli
 
 DEMO = Path(gradebench.__file__).parent / "data" / "demo"
 

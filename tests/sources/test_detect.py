@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from gradebench.errors import SourceFormatError, SourceNotFoundError
-from gradebench.sources.detect import csv_split_from_name, detect_esnli
-from gradebench.sources.esnli import read_esnli
+from gradebench.datasets.esnli.detect import csv_split_from_name, detect_esnli
+from gradebench.datasets.esnli.reader import read_esnli
 from tests.conftest import FIXTURES
 
 CSV = FIXTURES / "esnli" / "csv"

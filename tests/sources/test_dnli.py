@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from gradebench.errors import SourceFormatError, SourceNotFoundError
-from gradebench.sources.base import InputFile
-from gradebench.sources.dnli import (
+from gradebench.datasets.records import InputFile
+from gradebench.datasets.dnli.reader import (
     DNLIRow,
     clean_text,
     locate_dnli,

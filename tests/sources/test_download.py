@@ -13,8 +13,8 @@ import pytest
 
 from gradebench.errors import ChecksumError, DownloadError, InvalidArgumentError
 from gradebench.hashing import git_blob_sha1_file
-from gradebench.sources.download import RemoteFile, cache_dir, fetch, fetch_all, verify
-from gradebench.sources.esnli import read_esnli_csv
+from gradebench.io.download import RemoteFile, cache_dir, fetch, fetch_all, verify
+from gradebench.datasets.esnli.reader import read_esnli_csv
 from tests.conftest import FIXTURES
 
 CSV = FIXTURES / "esnli" / "csv"

@@ -13,8 +13,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from gradebench.errors import InvalidArgumentError, SourceFormatError, SourceNotFoundError
-from gradebench.sources.base import NLIExample
-from gradebench.sources.esnli import csv_header, read_esnli, read_esnli_csv
+from gradebench.datasets.records import NLIExample
+from gradebench.datasets.esnli.reader import csv_header, read_esnli, read_esnli_csv
 from tests.conftest import FIXTURES
 
 CSV = FIXTURES / "esnli" / "csv"

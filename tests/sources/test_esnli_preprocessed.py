@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from gradebench.errors import SourceFormatError, SourceNotFoundError
-from gradebench.sources.base import NLIExample
-from gradebench.sources.esnli import read_esnli_preprocessed
+from gradebench.datasets.records import NLIExample
+from gradebench.datasets.esnli.reader import read_esnli_preprocessed
 from tests.conftest import FIXTURES
 
 PRE = FIXTURES / "esnli" / "preproc"

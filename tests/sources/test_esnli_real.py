@@ -6,8 +6,8 @@ from collections import Counter
 
 import pytest
 
-from gradebench.sources.base import NLIExample
-from gradebench.sources.esnli import read_esnli, read_esnli_preprocessed
+from gradebench.datasets.records import NLIExample
+from gradebench.datasets.esnli.reader import read_esnli, read_esnli_preprocessed
 from tests.conftest import shared_data
 
 pytestmark = pytest.mark.integration

@@ -8,8 +8,8 @@ import pickle
 
 import pytest
 
-from gradebench.sources import esnli
-from gradebench.sources.base import NLIExample
+from gradebench.datasets.esnli import reader as esnli
+from gradebench.datasets.records import NLIExample
 from tests.conftest import FIXTURES
 
 

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from gradebench.errors import SourceFormatError, SourceNotFoundError
-from gradebench.sources.mnli import (
+from gradebench.datasets.mnli.reader import (
     TXT_HEADER,
     MNLIExample,
     find_mnli_files,

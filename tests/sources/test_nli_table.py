@@ -16,8 +16,8 @@ import pyarrow.parquet as pq
 import pytest
 
 from gradebench.errors import SourceFormatError, SourceNotFoundError
-from gradebench.sources.base import InputFile, NLIExample
-from gradebench.sources.nli_table import ColumnRoles, locate_table, read_nli_table, split_from_name
+from gradebench.datasets.records import InputFile, NLIExample
+from gradebench.datasets.nli_table.reader import ColumnRoles, locate_table, read_nli_table, split_from_name
 from tests.conftest import FIXTURES, shared_data
 
 TABLE = FIXTURES / "nli_table"

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from gradebench.errors import SourceFormatError, SourceNotFoundError
-from gradebench.sources.winowhy import read_categories, read_winowhy
+from gradebench.datasets.winowhy.reader import read_categories, read_winowhy
 from tests.conftest import FIXTURES, shared_data
 
 FIX = FIXTURES / "winowhy"

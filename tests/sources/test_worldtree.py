@@ -17,7 +17,7 @@ import pytest
 
 from gradebench.errors import SourceFormatError, SourceNotFoundError
 from gradebench.hashing import sha256_hex
-from gradebench.sources.worldtree import (
+from gradebench.datasets.worldtree.reader import (
     Fact,
     RatedFact,
     build_tablestore,

@@ -15,7 +15,7 @@ from tests.training._util import TINY
 SCRIPT = textwrap.dedent("""
     import json, os, sys
     from pathlib import Path
-    from gradebench.lists import open_benchmark
+    from gradebench.benchmark.lists import open_benchmark
     from gradebench.scorers import TrainOptions, make_scorer
 
     bench_path, config, out = sys.argv[1], json.loads(sys.argv[2]), Path(sys.argv[3])

@@ -1,0 +1,158 @@
+"""The builder contract: what one source family must provide to become graded benchmarks.
+
+The engine (:mod:`gradebench.benchmark`) owns everything generic: input hashing, the
+fingerprint, the cache check before any parsing, output splits (``--resplit``), duplicate
+query ids, parallel work, stats, the dataset card and the atomic write. A builder owns only
+what is specific to its source:
+
+- ``name`` and ``version``: both enter the fingerprint, so bumping one builder's ``version``
+  invalidates only its own benchmarks (``version`` 1 is implied, see
+  :func:`gradebench.benchmark.engine.fingerprint`).
+- ``section``: its recipe keys, a pydantic model with ``extra="forbid"`` (the keys sit at
+  the top level of the recipe YAML next to the common keys ``name``, ``version``, ``source``, ...).
+- ``formats``: the on-disk formats it reads (``source.formats`` in a recipe names a subset).
+- ``columns``: the extra Parquet columns it writes after the core ones.
+- :meth:`locate`: which files a source path holds, from names alone (no content read).
+- :meth:`read`: parse them into records, errors naming the file and 1-based line.
+- :meth:`select`: records -> work units (one per graded list) or skip reasons.
+- :meth:`make_lists`: work units -> :class:`GradedList` (runs in worker processes; pure).
+
+A builder is registered under ``gradebench.datasets`` (see :mod:`gradebench.datasets`).
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, ClassVar, Literal
+
+import pyarrow as pa
+from pydantic import BaseModel
+
+from gradebench.datasets.records import InputFile
+
+
+@dataclass(frozen=True)
+class Column:
+    """An extra Parquet column a builder writes (after the core columns, in declared order).
+
+    ``level="query"`` values come once per list (:attr:`GradedList.query_extra`) and are
+    repeated over its candidates; ``level="candidate"`` values come per candidate
+    (:attr:`GradedList.candidate_extra`).
+    """
+
+    name: str
+    type: pa.DataType
+    nullable: bool
+    description: str
+    level: Literal["query", "candidate"]
+    #: dictionary-encode in Parquet (values repeated across rows)
+    dictionary: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class GradedList:
+    """One query with its graded candidates, in output order.
+
+    Attributes:
+        query_id: content id of the query, unique in the benchmark.
+        query: the text a scorer sees.
+        split: the source split (train/validation/test); the engine may re-carve it (resplit).
+        candidate_ids, candidates, scores, relevance: one entry per candidate; ``score`` in
+            [0, 1], ``relevance`` an integer grade, higher is better.
+        tiers: per-candidate tier names, or ``None`` for natural grades (no tiers).
+        query_extra: values of the builder's ``level="query"`` columns, in declared order.
+        candidate_extra: one list per ``level="candidate"`` column, in declared order.
+        vocab: the words candidates' query overlap is measured against in the build stats
+            (default: the words of ``query``).
+        human: per candidate, whether a person wrote it (the authorship shortcut probe);
+            ``None`` when unknown.
+    """
+
+    query_id: str
+    query: str
+    split: str
+    candidate_ids: list[str]
+    candidates: list[str]
+    scores: list[float]
+    relevance: list[int]
+    tiers: list[str] | None = None
+    query_extra: tuple = ()
+    candidate_extra: tuple = ()
+    vocab: frozenset[str] | None = None
+    human: list[bool] | None = None
+
+
+@dataclass
+class Selection:
+    """What :meth:`Builder.select` returns: work units in output order and skip counts.
+
+    Each unit must be picklable and self-contained (workers see only the unit, the recipe and
+    the builder) and carry ``query_id`` and ``split`` attributes. A builder whose lists need no
+    further work may return :class:`GradedList` objects as units (the default
+    :meth:`Builder.make_lists` passes them through).
+    """
+
+    units: list[Any]
+    skipped: Counter = field(default_factory=Counter)
+
+
+class Builder(ABC):
+    """Base class of every builder; one instance per build, made from the resolved recipe."""
+
+    name: ClassVar[str]
+    version: ClassVar[int] = 1
+    section: ClassVar[type[BaseModel]]
+    formats: ClassVar[tuple[str, ...]]
+    columns: ClassVar[tuple[Column, ...]] = ()
+    #: one line for `gradebench list` and the README's recipe table
+    summary: ClassVar[str] = ""
+    #: numeric ``level="query"`` extra columns summarised in the build stats (e.g. annotator entropy)
+    stat_columns: ClassVar[tuple[str, ...]] = ()
+
+    def __init__(self, recipe: Any) -> None:
+        self.recipe = recipe
+
+    @abstractmethod
+    def locate(self, source: Path) -> list[InputFile]:
+        """The files ``source`` (a file or folder) holds for this builder, from names alone.
+
+        Raises:
+            SourceNotFoundError: ``source`` does not exist.
+            SourceFormatError: nothing of this builder's formats is there.
+        """
+
+    def source_format(self, files: Sequence[InputFile]) -> str:
+        """The format (one of :attr:`formats`) of located files; by default the role's prefix."""
+        return files[0].role.split(":", 1)[0] if files else self.formats[0]
+
+    @abstractmethod
+    def read(self, files: Sequence[InputFile]) -> Mapping[str, Sequence[Any]]:
+        """Parse the located files into records per split (no filtering beyond the format)."""
+
+    @abstractmethod
+    def select(self, records: Mapping[str, Sequence[Any]], *, limit: int | None) -> Selection:
+        """Turn records into work units (one per graded list) in output order, counting skips.
+
+        ``limit``: read at most this many records per split. Skips are counted by reason,
+        never raised on.
+        """
+
+    def make_lists(self, units: Sequence[Any]) -> list[GradedList]:
+        """Build the graded lists of a batch of units (pure; runs in worker processes)."""
+        return list(units)
+
+    def tiers(self) -> list[tuple[str, int]] | None:
+        """``(tier, relevance)`` best first when lists have synthetic tiers, else ``None`` (natural grades)."""
+        return None
+
+    def card_section(self) -> list[str]:
+        """Markdown lines describing the construction, for the dataset card."""
+        return [self.summary] if self.summary else []
+
+    def redistributable(self) -> bool:
+        """False when the source's license forbids republishing (``publish`` then needs a flag)."""
+        return True

@@ -1,0 +1,110 @@
+"""The synthetic-tier strategy as a builder base: NLI pairs -> five graded candidate tiers.
+
+A subclass only says how to find and read its files (:meth:`locate`, :meth:`read`) and
+returns :class:`~gradebench.datasets.records.NLIExample` records per split; this class does the
+rest: filtering and ids (:mod:`.select`), candidate texts and Algorithm 1 scores
+(:mod:`.candidates`), and the Parquet columns shared by every tiered NLI benchmark.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import ClassVar
+
+import pyarrow as pa
+
+from gradebench.datasets.base import Builder, Column, GradedList, Selection
+from gradebench.datasets.records import NLIExample
+from gradebench.datasets.tiers.candidates import CandidateBuilder, Query
+from gradebench.datasets.tiers.select import select
+from gradebench.datasets.tiers.spec import TieredSection
+from gradebench.words import words
+
+#: the columns every tiered NLI benchmark carries after the core ones (schema v1 order)
+TIERED_COLUMNS: tuple[Column, ...] = (
+    Column("premise", pa.string(), False, "source premise", "query", dictionary=True),
+    Column("hypothesis", pa.string(), False, "source hypothesis", "query", dictionary=True),
+    Column("label", pa.string(), False, "source gold label", "query", dictionary=True),
+    Column("source_id", pa.string(), False, "the query's id in the source (e-SNLI pairID, or file:line)", "query",
+           dictionary=True),
+    Column("source_row", pa.int64(), False, "0-based row of the query in its source split", "query"),
+    Column("candidate_source_id", pa.string(), True, "source id of the row whose human text the candidate is",
+           "candidate", dictionary=True),
+    Column("template_id", pa.string(), True, "tier/label/index of the template used; null for human text",
+           "candidate", dictionary=True),
+    Column("origin", pa.string(), False, "'human' (written by a person) or 'template'", "candidate", dictionary=True),
+)
+
+
+class TieredNLIBuilder(Builder):
+    """Base of builders whose lists are the five synthetic tiers over NLI pairs."""
+
+    section: ClassVar[type] = TieredSection
+    columns: ClassVar[tuple[Column, ...]] = TIERED_COLUMNS
+
+    def select(self, records: Mapping[str, Sequence[NLIExample]], *, limit: int | None) -> Selection:
+        sel = select(self.recipe, records, limit=limit)
+        return Selection(units=sel.queries, skipped=sel.skipped)
+
+    def tiers(self) -> list[tuple[str, int]]:
+        return [(t.name, t.relevance) for t in self.recipe.tiers]
+
+    def make_lists(self, units: Sequence[Query]) -> list[GradedList]:
+        cb = CandidateBuilder(self.recipe)
+        template = self.recipe.query_template
+        out = []
+        for q in units:
+            ex = q.example
+            rows = cb.rows(q)
+            cid, text, score, rel, tier, csrc, tid, origin = _columns(rows)
+            out.append(
+                GradedList(
+                    query_id=q.query_id,
+                    query=template.format(premise=ex.premise, hypothesis=ex.hypothesis, label=ex.label),
+                    split=q.split,
+                    candidate_ids=cid,
+                    candidates=text,
+                    scores=score,
+                    relevance=rel,
+                    tiers=tier,
+                    query_extra=(ex.premise, ex.hypothesis, ex.label, ex.source_id, ex.row),
+                    candidate_extra=(csrc, tid, origin),
+                    vocab=frozenset(words(ex.premise)) | frozenset(words(ex.hypothesis)),
+                    human=[o == "human" for o in origin],
+                )
+            )
+        return out
+
+    def card_section(self) -> list[str]:
+        r = self.recipe
+        lines = [
+            f"Each query is one source pair (`{r.query_template}`); its candidates are:",
+            "",
+            "| tier | relevance | score range | candidates from | per query |",
+            "|---|---|---|---|---|",
+        ]
+        for t in r.tiers:
+            lo, hi = t.score_range
+            lines.append(f"| {t.name} | {t.relevance} | [{lo:.2f}, {hi:.2f}] | {t.description or t.candidates} | {t.count} |")
+        mode = r.scoring.mode
+        lines += [
+            "",
+            f"Scores: `{mode}`"
+            + (
+                " (seeds/000 Algorithm 1: content-seeded uniform draw in the tier range, then label-word, "
+                "reasoning-keyword and query-overlap bonuses, short and gibberish penalties, clipped to [0, 1])."
+                if mode == "algorithm1"
+                else " (content-seeded uniform draw in the tier range)." if mode == "uniform"
+                else " (relevance divided by the highest relevance)."
+            ),
+        ]
+        return lines
+
+
+def _columns(rows: list[tuple]) -> list[list]:
+    """The first eight fields of CandidateBuilder rows as columns."""
+    cols: list[list] = [[] for _ in range(8)]
+    for row in rows:
+        for c, v in zip(cols, row):
+            c.append(v)
+    return cols

@@ -1,0 +1,239 @@
+"""Turn selected queries into graded candidate rows (pure given the build context).
+
+Every random choice (template variant, claimed wrong label, sibling/unrelated pick, base
+score, candidate order) is derived from sha256 of the recipe's seed namespace and content
+(:mod:`gradebench.hashing`), so a row depends only on its own query and the recipe.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from gradebench.datasets.records import NLIExample
+from gradebench.datasets.tiers.scoring import Adjuster, base_score, words
+from gradebench.datasets.tiers.spec import TieredSection, TierSpec
+from gradebench.hashing import choice_index, key_digest, uniform_from_digest
+
+
+@dataclass(frozen=True)
+class Query:
+    """A source example accepted for the benchmark: a self-contained unit of work.
+
+    ``split`` is the example's source split. ``borrowed`` maps each sibling/unrelated tier to
+    the ``(explanation, source_id)`` of the pool rows chosen for it, and each negation_flip
+    tier to ``((flipped text, own source_id),)`` or ``()`` (found once, during selection,
+    balanced over the split), so building the candidates needs nothing but the query itself.
+    """
+
+    example: NLIExample
+    query_id: str
+    split: str
+    borrowed: dict[str, tuple[tuple[str, str], ...]] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Pool:
+    """The accepted examples of one source split, for tiers that borrow other rows' explanations."""
+
+    premise_keys: tuple[str, ...]
+    labels: tuple[str, ...]
+    explanations: tuple[tuple[str, ...], ...]
+    source_ids: tuple[str, ...]
+    by_premise: dict[str, tuple[int, ...]]
+    #: explanation index -> (word set, word count) per row, for lexically matched draws
+    tokens: dict[int, tuple[tuple[frozenset[str], int], ...]]
+
+    @classmethod
+    def from_examples(cls, examples: Sequence[NLIExample], matched: Sequence[int] = ()) -> Pool:
+        keys = tuple(premise_key(e.premise) for e in examples)
+        groups: dict[str, list[int]] = {}
+        for i, k in enumerate(keys):
+            groups.setdefault(k, []).append(i)
+        tokens = {}
+        for k in sorted(set(matched)):
+            rows = []
+            for e in examples:
+                w = words(explanation(e.explanations, k))
+                rows.append((frozenset(w), len(w)))
+            tokens[k] = tuple(rows)
+        return cls(
+            premise_keys=keys,
+            labels=tuple(e.label for e in examples),
+            explanations=tuple(e.explanations for e in examples),
+            source_ids=tuple(e.source_id for e in examples),
+            by_premise={k: tuple(v) for k, v in groups.items()},
+            tokens=tokens,
+        )
+
+
+def premise_key(premise: str) -> str:
+    """Premises are grouped on their word tokens, so tokenization/case differences do not split a group."""
+    return " ".join(words(premise))
+
+
+def own_explanation_index(recipe: TieredSection) -> int:
+    """Which human explanation the recipe treats as the pair's own (its explanation tier's)."""
+    return next((t.explanation for t in recipe.tiers if t.candidates == "explanation"), 1)
+
+
+def explanation(ex_expl: tuple[str, ...], k: int) -> str:
+    return ex_expl[k - 1].strip() if len(ex_expl) >= k else ""
+
+
+def sibling_indices(pool: Pool, ex: NLIExample, tier: TierSpec, ns: str, query_id: str) -> list[int]:
+    """Rows with the same premise, a different hypothesis and label, and a non-empty explanation.
+
+    Returns ``tier.count`` of them in a content-seeded order, or fewer if not enough exist.
+    """
+    key = premise_key(ex.premise)
+    options = [
+        i
+        for i in pool.by_premise.get(key, ())
+        if pool.labels[i] != ex.label
+        and pool.source_ids[i] != ex.source_id
+        and explanation(pool.explanations[i], tier.explanation)
+    ]
+    options.sort(key=lambda i: key_digest(ns, "sibling", query_id, pool.source_ids[i]))
+    return options[: tier.count]
+
+
+def unrelated_indices(
+    pool: Pool, ex: NLIExample, tier: TierSpec, ns: str, query_id: str, own: int = 1
+) -> list[int]:
+    """Rows about another premise with a non-empty explanation, picked by content-seeded probing.
+
+    With ``tier.match == "query_overlap"``, ``tier.match_pool`` rows are drawn and the
+    ``tier.count`` most like the pair's own explanation ``own`` are kept, by the distance
+    ``3 |overlap - own_overlap| + |words - own_words| / max(own_words, 1)`` (query word
+    overlap and length both matched, so neither gives the tier away; ties by draw order).
+    """
+    n = len(pool.premise_keys)
+    key = premise_key(ex.premise)
+    chosen: list[int] = []
+    if n == 0:
+        return chosen
+    want = tier.count if tier.match == "none" else max(tier.count, tier.match_pool)
+    start = choice_index(n, ns, "unrelated", query_id, tier.name)
+    for step in range(n):
+        i = (start + step * 7919) % n if n % 7919 else (start + step) % n
+        if pool.premise_keys[i] != key and explanation(pool.explanations[i], tier.explanation):
+            chosen.append(i)
+            if len(chosen) == want:
+                break
+    if tier.match == "query_overlap" and len(chosen) > tier.count:
+        vocab = frozenset(words(ex.premise)) | frozenset(words(ex.hypothesis))
+        own_words = words(explanation(ex.explanations, own))
+        target = len(vocab.intersection(own_words)) / len(vocab) if vocab else 0.0
+        length = max(len(own_words), 1)
+        toks = pool.tokens[tier.explanation]
+        gap = [
+            3.0 * abs((len(vocab & toks[i][0]) / len(vocab) if vocab else 0.0) - target)
+            + abs(toks[i][1] - length) / length
+            for i in chosen
+        ]
+        order = sorted(range(len(chosen)), key=lambda j: (gap[j], j))
+        chosen = [chosen[j] for j in order[: tier.count]]
+    return chosen
+
+
+class CandidateBuilder:
+    """Builds the candidate rows of queries for one recipe."""
+
+    def __init__(self, recipe: TieredSection) -> None:
+        self.recipe = recipe
+        self.ns = recipe.seed_namespace
+        adj = recipe.scoring.adjustments
+        self.adjuster = Adjuster.from_spec(adj) if adj is not None else None
+        self.max_relevance = max(t.relevance for t in recipe.tiers) or 1
+        self._words_cache: dict[str, list[str]] = {}
+
+    # -- candidate texts -------------------------------------------------------------------
+    def texts(self, q: Query, tier: TierSpec) -> list[tuple[str, str | None, str | None, str]]:
+        """(text, template_id, candidate_source_id, origin) for each candidate of ``tier``.
+
+        ``origin`` is ``human`` for a person's text, ``template`` for a filled template, and
+        ``edited`` for a negation flip (a person's text with one negation added or removed).
+        A ``negation_flip`` tier gives no candidate when the explanation has no balanced flip.
+        """
+        ex = q.example
+        if tier.candidates == "explanation":
+            return [(explanation(ex.explanations, tier.explanation), None, ex.source_id, "human")]
+        if tier.candidates == "template":
+            return self._templates(q, tier)
+        origin = "edited" if tier.candidates == "negation_flip" else "human"
+        return [(text, None, source_id, origin) for text, source_id in q.borrowed[tier.name]]
+
+    def _templates(self, q: Query, tier: TierSpec) -> list[tuple[str, str | None, str | None, str]]:
+        ex = q.example
+        if tier.label == "any":
+            claimed = ex.label
+            key = "*"
+        elif tier.label == "wrong":
+            wrong = [lab for lab in self.recipe.labels if lab != ex.label]
+            claimed = wrong[choice_index(len(wrong), self.ns, "claim", q.query_id, tier.name)]
+            key = claimed
+        else:
+            claimed = ex.label
+            key = ex.label
+        options = tier.templates[key]
+        start = choice_index(len(options), self.ns, "template", q.query_id, tier.name)
+        out = []
+        for slot in range(tier.count):
+            j = (start + slot) % len(options)
+            text = options[j].format(
+                premise=ex.premise.strip(), hypothesis=ex.hypothesis.strip(), label=ex.label, claimed_label=claimed
+            )
+            out.append((text, f"{tier.name}/{key}/{j}", None, "template"))
+        return out
+
+    # -- scores ------------------------------------------------------------------------------
+    def _words(self, text: str) -> list[str]:
+        w = self._words_cache.get(text)
+        if w is None:
+            w = words(text)
+            if len(self._words_cache) < 100_000:
+                self._words_cache[text] = w
+        return w
+
+    def score(
+        self, q: Query, tier: TierSpec, u: float, cand_words: list[str], vocab: frozenset[str]
+    ) -> float:
+        """The candidate's score from its content-seeded uniform draw ``u``."""
+        mode = self.recipe.scoring.mode
+        if mode == "grade":
+            return tier.relevance / self.max_relevance
+        lo, hi = tier.score_range
+        base = base_score(u, lo, hi)
+        if mode == "uniform" or self.adjuster is None:
+            return base
+        return self.adjuster.score(base, cand_words, q.example.label, tier.name, vocab)
+
+    # -- rows --------------------------------------------------------------------------------
+    def rows(self, q: Query) -> list[tuple]:
+        """Candidate rows of one query, in output order.
+
+        Row layout: (candidate_id, candidate, score, relevance, tier, candidate_source_id,
+        template_id, origin, n_words, query_overlap); the last two feed the build stats.
+        One sha256 per candidate, over (seed namespace, query id, tier, slot, text), gives its
+        base-score draw (bytes 0-7), its id (bytes 8-15) and its sort key (bytes 16-23): with
+        ``shuffle_candidates`` rows are ordered by that key, so position never reveals the tier.
+        """
+        ex = q.example
+        vocab = frozenset(words(ex.premise)) | frozenset(words(ex.hypothesis))
+        n_vocab = len(vocab)
+        keyed = []
+        for tier in self.recipe.tiers:
+            for slot, (text, template_id, cand_src, origin) in enumerate(self.texts(q, tier)):
+                digest = key_digest(self.ns, "candidate", q.query_id, tier.name, str(slot), text)
+                cand_words = self._words(text) if template_id is not None and '"' not in text else words(text)
+                score = self.score(q, tier, uniform_from_digest(digest), cand_words, vocab)
+                overlap = len(vocab.intersection(cand_words)) / n_vocab if n_vocab else 0.0
+                keyed.append((
+                    digest[16:24] if self.recipe.shuffle_candidates else b"",
+                    (digest[8:16].hex(), text, score, tier.relevance, tier.name, cand_src, template_id, origin,
+                     len(cand_words), overlap),
+                ))
+        if self.recipe.shuffle_candidates:
+            keyed.sort(key=lambda kv: kv[0])
+        return [row for _, row in keyed]

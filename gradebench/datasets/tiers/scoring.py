@@ -1,0 +1,96 @@
+"""Algorithm 1 of the core paper (seeds/000, App. B): the heuristic score of a candidate.
+
+    s ~ U(min_tier, max_tier)                      (content-seeded, see :func:`base_score`)
+    s += label_match_bonus   if a word for the TRUE label y appears in e
+    s += keyword_bonus       if a reasoning keyword appears in e
+    s += overlap_bonus       if |W(e) ∩ (W(p) ∪ W(h))| / |W(p) ∪ W(h)| > overlap_threshold
+    s -= short_penalty       if tier ∈ short_tiers and |words(e)| < short_min_words
+    s -= gibberish_penalty   if tier ∉ gibberish_exempt_tiers and a gibberish word appears in e
+    return clip(s, 0, 1)
+
+``W(x)`` is the set of lower-cased alphanumeric word tokens of ``x`` (:func:`words`);
+``|words(e)|`` counts tokens with repetition. All functions here are pure.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from gradebench.datasets.tiers.spec import AdjustmentsSpec
+from gradebench.words import words
+
+__all__ = ["Adjuster", "base_score", "words"]
+
+
+@dataclass(frozen=True)
+class Adjuster:
+    """Algorithm 1's adjustments compiled for fast repeated use (sets instead of lists)."""
+
+    label_words: dict[str, frozenset[str]]
+    keywords: frozenset[str]
+    gibberish: frozenset[str]
+    short_tiers: frozenset[str]
+    exempt_tiers: frozenset[str]
+    label_match_bonus: float
+    keyword_bonus: float
+    overlap_bonus: float
+    overlap_threshold: float
+    short_penalty: float
+    short_min_words: int
+    gibberish_penalty: float
+
+    @classmethod
+    def from_spec(cls, spec: AdjustmentsSpec) -> Adjuster:
+        return cls(
+            label_words={k: frozenset(v) for k, v in spec.label_words.items()},
+            keywords=frozenset(spec.reasoning_keywords),
+            gibberish=frozenset(spec.gibberish_words),
+            short_tiers=frozenset(spec.short_tiers),
+            exempt_tiers=frozenset(spec.gibberish_exempt_tiers),
+            label_match_bonus=spec.label_match_bonus,
+            keyword_bonus=spec.keyword_bonus,
+            overlap_bonus=spec.overlap_bonus,
+            overlap_threshold=spec.overlap_threshold,
+            short_penalty=spec.short_penalty,
+            short_min_words=spec.short_min_words,
+            gibberish_penalty=spec.gibberish_penalty,
+        )
+
+    def flags(
+        self, cand_words: list[str], label: str, tier: str, query_vocab: frozenset[str] | set[str]
+    ) -> tuple[bool, bool, bool, bool, bool]:
+        """Which adjustments fire: (label_match, keyword, overlap, short, gibberish)."""
+        vocab = set(cand_words)
+        label_match = not vocab.isdisjoint(self.label_words.get(label, ()))
+        keyword = not vocab.isdisjoint(self.keywords)
+        overlap = bool(query_vocab) and len(vocab & query_vocab) / len(query_vocab) > self.overlap_threshold
+        short = tier in self.short_tiers and len(cand_words) < self.short_min_words
+        gibberish = tier not in self.exempt_tiers and not vocab.isdisjoint(self.gibberish)
+        return label_match, keyword, overlap, short, gibberish
+
+    def adjust(self, base: float, flags: tuple[bool, bool, bool, bool, bool]) -> float:
+        """Apply the fired adjustments to ``base`` and clip to [0, 1]."""
+        label_match, keyword, overlap, short, gibberish = flags
+        s = base
+        if label_match:
+            s += self.label_match_bonus
+        if keyword:
+            s += self.keyword_bonus
+        if overlap:
+            s += self.overlap_bonus
+        if short:
+            s -= self.short_penalty
+        if gibberish:
+            s -= self.gibberish_penalty
+        return min(1.0, max(0.0, s))
+
+    def score(
+        self, base: float, cand_words: list[str], label: str, tier: str, query_vocab: frozenset[str] | set[str]
+    ) -> float:
+        """Algorithm 1 from a base draw: adjustments then clip."""
+        return self.adjust(base, self.flags(cand_words, label, tier, query_vocab))
+
+
+def base_score(u: float, lo: float, hi: float) -> float:
+    """Map a uniform draw ``u`` in [0, 1) onto the tier range: ``lo + u * (hi - lo)``."""
+    return lo + u * (hi - lo)

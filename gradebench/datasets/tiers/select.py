@@ -1,0 +1,211 @@
+"""Choose the source examples that become queries: filter, id, and assign output splits.
+
+Skipped examples are counted by reason, never raised on:
+
+- ``no_gold_label``: label ``-`` (annotators did not agree)
+- ``unknown_label``: a label the recipe does not list
+- ``empty_premise`` / ``empty_hypothesis``
+- ``empty_explanation``: a tier needs a human explanation the row lacks
+- ``no_sibling_explanation``: a sibling tier needs more same-premise rows than exist
+- ``no_unrelated_explanation``: the split has too few rows about other premises (for
+  ``match: bm25``: too few with another premise and label not yet lent ``count`` times)
+- ``duplicate_row``: a row identical to an earlier one of its split (texts, label, explanations)
+- ``conflicting_source_id``: a source id (e-SNLI pairID) already taken by a row with other texts
+- ``duplicate_query``: the same query id was already taken (same source id and text)
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+
+from gradebench.datasets.records import NLIExample
+from gradebench.datasets.tiers.candidates import (
+    Pool,
+    Query,
+    explanation,
+    own_explanation_index,
+    premise_key,
+    sibling_indices,
+    unrelated_indices,
+)
+from gradebench.datasets.tiers.contrast import Bm25Index, balanced_flips, bm25_lend
+from gradebench.datasets.tiers.spec import TieredSection, TierSpec
+from gradebench.hashing import choice_index, short_id
+
+
+def query_id(ex: NLIExample) -> str:
+    """Content id of a query: sha256 of its source id and texts (independent of the recipe)."""
+    return short_id("query", ex.source_id, ex.premise, ex.hypothesis)
+
+
+@dataclass
+class Selection:
+    queries: list[Query]
+    skipped: Counter
+
+
+def basic_skip_reason(ex: NLIExample, recipe: TieredSection, labels: frozenset[str]) -> str | None:
+    if ex.label not in labels:
+        return "no_gold_label" if ex.label.strip() in ("-", "") else "unknown_label"
+    if not ex.premise.strip():
+        return "empty_premise"
+    if not ex.hypothesis.strip():
+        return "empty_hypothesis"
+    for tier in recipe.tiers:
+        if tier.candidates == "explanation" and not explanation(ex.explanations, tier.explanation):
+            return "empty_explanation"
+    return None
+
+
+def select(
+    recipe: TieredSection,
+    examples: Mapping[str, Iterable[NLIExample]],
+    *,
+    limit: int | None = None,
+) -> Selection:
+    """Filter ``examples`` (per source split) into queries with ids (splits are the source's)."""
+    labels = frozenset(recipe.labels)
+    skipped: Counter = Counter()
+    kept: dict[str, list[NLIExample]] = {}
+    texts_of: dict[str, tuple[str, str]] = {}
+    for split in sorted(examples):
+        rows = []
+        seen_rows: set[tuple] = set()
+        for n, ex in enumerate(examples[split]):
+            if limit is not None and n >= limit:
+                break
+            reason = basic_skip_reason(ex, recipe, labels)
+            if reason is None:
+                row_key = (ex.premise, ex.hypothesis, ex.label, ex.explanations)
+                texts = texts_of.setdefault(ex.source_id, (ex.premise, ex.hypothesis))
+                if row_key in seen_rows:
+                    reason = "duplicate_row"
+                elif texts != (ex.premise, ex.hypothesis):
+                    reason = "conflicting_source_id"
+                else:
+                    seen_rows.add(row_key)
+            if reason:
+                skipped[reason] += 1
+            else:
+                rows.append(ex)
+        kept[split] = rows
+
+    borrowing = [t for t in recipe.tiers if t.candidates in ("sibling_explanation", "unrelated_explanation")]
+    matched = [t.explanation for t in borrowing if t.match == "query_overlap"]
+    pools = {split: Pool.from_examples(rows, matched) for split, rows in kept.items()} if borrowing else {}
+    per_query = [t for t in borrowing if t.match != "bm25"]
+    lent = [t for t in borrowing if t.match == "bm25"]
+    flipping = [t for t in recipe.tiers if t.candidates == "negation_flip"]
+    ns = recipe.seed_namespace
+    own = own_explanation_index(recipe)
+    seen: set[str] = set()
+    queries: list[Query] = []
+    for split in sorted(kept):
+        flips = {t.name: _flips(kept[split], t, ns) for t in flipping}
+        pending: list[tuple[NLIExample, str, dict[str, tuple[tuple[str, str], ...]]]] = []
+        for row, ex in enumerate(kept[split]):
+            qid = query_id(ex)
+            if qid in seen:
+                skipped["duplicate_query"] += 1
+                continue
+            reason = None
+            borrowed: dict[str, tuple[tuple[str, str], ...]] = {}
+            for tier in per_query:
+                if tier.candidates == "sibling_explanation":
+                    found = sibling_indices(pools[split], ex, tier, ns, qid)
+                    missing = "no_sibling_explanation"
+                else:
+                    found = unrelated_indices(pools[split], ex, tier, ns, qid, own)
+                    missing = "no_unrelated_explanation"
+                if len(found) < tier.count:
+                    reason = missing
+                    break
+                pool = pools[split]
+                borrowed[tier.name] = tuple(
+                    (explanation(pool.explanations[i], tier.explanation), pool.source_ids[i]) for i in found
+                )
+            if reason:
+                skipped[reason] += 1
+                continue
+            for tier in flipping:
+                text = flips[tier.name].get(row)
+                borrowed[tier.name] = ((text, ex.source_id),) if text is not None else ()
+            seen.add(qid)
+            pending.append((ex, qid, borrowed))
+        for tier in lent:
+            pending = _lend_bm25(recipe, kept[split], pools[split], pending, tier, own, skipped)
+        queries.extend(Query(ex, qid, split, borrowed) for ex, qid, borrowed in pending)
+    return Selection(queries, skipped)
+
+
+def _flips(rows: list[NLIExample], tier: TierSpec, ns: str) -> dict[int, str]:
+    """Balanced negation flips of explanation ``tier.explanation`` of a split's rows, by row position."""
+    items = [(ex.source_id, explanation(ex.explanations, tier.explanation)) for ex in rows]
+    return balanced_flips(items, f"{ns}/{tier.name}")
+
+
+#: a split with more explanations than this is cut into content-hashed blocks for ``match: bm25``
+#: (a query borrows from its own block), so time grows linearly with the split, not squared
+BM25_BLOCK = 12_000
+
+
+def _lend_bm25(
+    recipe: TieredSection,
+    rows: list[NLIExample],
+    pool: Pool,
+    pending: list[tuple[NLIExample, str, dict]],
+    tier: TierSpec,
+    own: int,
+    skipped: Counter,
+) -> list[tuple[NLIExample, str, dict]]:
+    """Fill ``tier`` (``match: bm25``) of one split's pending queries; drop (and count) those left short.
+
+    Documents are the rows' explanation ``tier.explanation``; a query may borrow those of rows
+    with another premise and another label (:func:`~.contrast.bm25_lend`, each lent at most
+    ``tier.count`` times).
+    """
+    import numpy as np
+
+    ns = f"{recipe.seed_namespace}/{tier.name}"
+    docs = [explanation(e, tier.explanation) for e in pool.explanations]
+    present = [i for i, d in enumerate(docs) if d]
+    blocks = -(-len(present) // BM25_BLOCK) or 1
+
+    def block_of(ex: NLIExample) -> int:
+        return choice_index(blocks, ns, "bm25-block", ex.source_id, ex.premise, ex.hypothesis) if blocks > 1 else 0
+
+    doc_block = {i: block_of(rows[i]) for i in present}
+    ask_block = [block_of(ex) for ex, _, _ in pending]
+    picks: dict[str, tuple[int, ...]] = {}
+    for block in range(blocks):
+        members = [i for i in present if doc_block[i] == block]
+        if not members:
+            continue
+        index = Bm25Index([docs[i] for i in members])
+        premise_ids: dict[str, int] = {}
+        label_ids: dict[str, int] = {}
+        premise_of = np.array([premise_ids.setdefault(pool.premise_keys[i], len(premise_ids)) for i in members])
+        label_of = np.array([label_ids.setdefault(pool.labels[i], len(label_ids)) for i in members])
+        asks = []
+        for (ex, qid, _), b in zip(pending, ask_block):
+            if b != block:
+                continue
+            eligible = (premise_of != premise_ids.get(premise_key(ex.premise), -1)) & (
+                label_of != label_ids.get(ex.label, -1)
+            )
+            text = recipe.query_template.format(premise=ex.premise, hypothesis=ex.hypothesis, label=ex.label)
+            asks.append((qid, text, explanation(ex.explanations, own), eligible))
+        keys = [(rows[i].source_id, docs[i]) for i in members]
+        lent = bm25_lend(index, asks, count=tier.count, cap=tier.count, ns=ns, doc_keys=keys)
+        picks.update({qid: tuple(members[d] for d in found) for qid, found in lent.items()})
+    kept = []
+    for ex, qid, borrowed in pending:
+        found = picks.get(qid, ())
+        if len(found) < tier.count:
+            skipped["no_unrelated_explanation"] += 1
+            continue
+        borrowed[tier.name] = tuple((docs[i], pool.source_ids[i]) for i in found)
+        kept.append((ex, qid, borrowed))
+    return kept

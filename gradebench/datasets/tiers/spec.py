@@ -1,0 +1,173 @@
+"""Recipe keys of the synthetic-tier strategy shared by the NLI builders (esnli, dnli, mnli, ...).
+
+Tiers (gold/good/fair/poor/nonsense) take their candidates from the pair's human explanation,
+label-aware templates, explanations borrowed from sibling/unrelated pairs, or a negation flip
+of the pair's own explanation (:mod:`.contrast`; optional: a pair whose explanation has no
+balanced flip gets no candidate from that tier); scores come from
+Algorithm 1 (seeds/000, App. B), a uniform draw in the tier's range, or the grade alone.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field, field_validator, model_validator
+
+from gradebench.datasets.common import check_template
+from gradebench.strict import StrictModel
+
+CandidateKind = Literal[
+    "explanation", "template", "sibling_explanation", "unrelated_explanation", "negation_flip"
+]
+
+#: Placeholders a template or the query template may use.
+PLACEHOLDERS = frozenset({"premise", "hypothesis", "label", "claimed_label"})
+_NAME = r"^[a-z][a-z0-9_-]*$"
+
+
+class TierSpec(StrictModel):
+    """One quality tier: where its candidates come from, its grade and its score range."""
+
+    name: str = Field(pattern=_NAME)
+    relevance: int = Field(ge=0, le=100, description="integer grade, higher is better")
+    score_range: tuple[float, float] = Field(description="[min, max] of the base score, inside [0, 1]")
+    candidates: CandidateKind
+    count: int = Field(default=1, ge=1, le=64, description="candidates of this tier per query")
+    explanation: int = Field(default=1, ge=1, le=3, description="which human explanation (1-based)")
+    label: Literal["true", "wrong", "any"] = Field(
+        default="true", description="templates keyed by the true label, a wrong label, or '*'"
+    )
+    templates: dict[str, list[str]] = Field(default_factory=dict)
+    match: Literal["none", "query_overlap", "bm25"] = Field(
+        default="none",
+        description="unrelated_explanation only: 'query_overlap' picks, among match_pool content-seeded "
+        "draws, the explanations whose word overlap with the query is closest to the pair's own "
+        "explanation's, so lexical overlap does not give the tier away; 'bm25' picks, among every "
+        "pair of the split about another premise WITH ANOTHER LABEL, the explanations whose BM25 "
+        "against the query is closest to the own explanation's, each lent to at most `count` "
+        "queries (match_pool unused)",
+    )
+    match_pool: int = Field(default=32, ge=1, le=1024)
+    description: str = ""
+
+    @field_validator("score_range")
+    @classmethod
+    def _range_ok(cls, v: tuple[float, float]) -> tuple[float, float]:
+        lo, hi = v
+        if not (0.0 <= lo <= 1.0 and 0.0 <= hi <= 1.0):
+            raise ValueError(f"score_range {list(v)} must lie inside [0, 1]")
+        if lo > hi:
+            raise ValueError(f"score_range min {lo} > max {hi}; write [min, max]")
+        return v
+
+    @field_validator("templates")
+    @classmethod
+    def _templates_ok(cls, v: dict[str, list[str]]) -> dict[str, list[str]]:
+        for key, texts in v.items():
+            if not texts:
+                raise ValueError(f"templates for {key!r} is empty")
+            for t in texts:
+                if not t.strip():
+                    raise ValueError(f"an empty template for {key!r}")
+                check_template(t, PLACEHOLDERS)
+        return v
+
+    @model_validator(mode="after")
+    def _kind_consistent(self) -> TierSpec:
+        if self.candidates == "template" and not self.templates:
+            raise ValueError(f"tier {self.name!r} takes candidates from templates but has none")
+        if self.candidates != "template" and self.templates:
+            raise ValueError(f"tier {self.name!r} has templates but candidates is {self.candidates!r}")
+        if self.match != "none" and self.candidates != "unrelated_explanation":
+            raise ValueError(f"tier {self.name!r}: match applies only to unrelated_explanation tiers")
+        if self.candidates == "negation_flip" and self.count != 1:
+            raise ValueError(f"tier {self.name!r}: a negation_flip tier has one candidate (count: 1)")
+        if self.label == "any" and set(self.templates) - {"*"}:
+            raise ValueError(f"tier {self.name!r} has label 'any': key its templates by '*'")
+        return self
+
+
+class AdjustmentsSpec(StrictModel):
+    """Algorithm 1's content-aware adjustments (paper 000, App. B)."""
+
+    label_match_bonus: float = 0.05
+    label_words: dict[str, list[str]] = Field(
+        description="words that count as mentioning each label (lower case, matched as whole words)"
+    )
+    keyword_bonus: float = 0.03
+    reasoning_keywords: list[str] = Field(min_length=1)
+    overlap_bonus: float = 0.02
+    overlap_threshold: float = Field(default=0.3, ge=0.0, le=1.0)
+    short_penalty: float = 0.10
+    short_min_words: int = Field(default=15, ge=0)
+    short_tiers: list[str] = Field(default_factory=lambda: ["gold", "good"])
+    gibberish_penalty: float = 0.30
+    gibberish_words: list[str] = Field(min_length=1)
+    gibberish_exempt_tiers: list[str] = Field(default_factory=lambda: ["nonsense"])
+
+    @field_validator("reasoning_keywords", "gibberish_words")
+    @classmethod
+    def _single_lower_words(cls, v: list[str]) -> list[str]:
+        for w in v:
+            if w != w.lower() or not w.isalnum():
+                raise ValueError(f"{w!r} must be one lower-case alphanumeric word")
+        return v
+
+
+class ScoringSpec(StrictModel):
+    """How a candidate's ``score`` is set.
+
+    ``algorithm1``: a content-seeded uniform draw from the tier's range plus the
+    adjustments, clipped to [0, 1]. ``uniform``: the draw alone. ``grade``: the tier's
+    relevance divided by the highest relevance (no randomness, no surface features).
+    """
+
+    mode: Literal["algorithm1", "uniform", "grade"]
+    adjustments: AdjustmentsSpec | None = None
+
+    @model_validator(mode="after")
+    def _adjustments_iff_algorithm1(self) -> ScoringSpec:
+        if self.mode == "algorithm1" and self.adjustments is None:
+            raise ValueError("mode 'algorithm1' needs an adjustments: section")
+        if self.mode != "algorithm1" and self.adjustments is not None:
+            raise ValueError(f"mode {self.mode!r} takes no adjustments (they belong to algorithm1)")
+        return self
+
+
+class TieredSection(StrictModel):
+    """The recipe keys of the synthetic-tier strategy (seeds/000 Sec. 4, App. B)."""
+
+    labels: list[str] = Field(min_length=2, description="labels kept; rows with another label are skipped")
+    query_template: str = "premise: {premise} hypothesis: {hypothesis} label: {label}"
+    tiers: list[TierSpec] = Field(min_length=2)
+    scoring: ScoringSpec
+
+    @field_validator("query_template")
+    @classmethod
+    def _query_template_ok(cls, v: str) -> str:
+        return check_template(v, PLACEHOLDERS - {"claimed_label"})
+
+    @model_validator(mode="after")
+    def _cross_checks(self) -> TieredSection:
+        names = [t.name for t in self.tiers]
+        if len(set(names)) != len(names):
+            raise ValueError(f"tier names must be unique, got {names}")
+        grades = [t.relevance for t in self.tiers]
+        if grades != sorted(grades, reverse=True) or len(set(grades)) != len(grades):
+            raise ValueError(f"tiers must be listed best first with distinct relevance, got {grades}")
+        labels = set(self.labels)
+        for t in self.tiers:
+            keys = set(t.templates)
+            if t.candidates == "template" and t.label != "any" and keys != labels:
+                raise ValueError(
+                    f"tier {t.name!r} templates must be keyed by every label {sorted(labels)}, got {sorted(keys)}"
+                )
+        adj = self.scoring.adjustments
+        if adj is not None:
+            if set(adj.label_words) != labels:
+                raise ValueError(f"adjustments.label_words must have one entry per label {sorted(labels)}")
+            for field in ("short_tiers", "gibberish_exempt_tiers"):
+                unknown = set(getattr(adj, field)) - set(names)
+                if unknown:
+                    raise ValueError(f"adjustments.{field} names unknown tiers {sorted(unknown)}")
+        return self

@@ -1,0 +1,65 @@
+"""``build()``: the engine's benchmark, then its learned validity figures (the public ``gradebench.build``).
+
+The engine (:mod:`gradebench.benchmark.engine`) writes the data, the manifest and the card and
+never trains anything. The validity figures train scorers, so they are measured here, after the
+folder is complete, and added to its manifest and card through
+:func:`~gradebench.benchmark.engine.update_manifest` (data files untouched). A cached folder
+that lacks them (built with ``validity=False``, interrupted between the two steps, or built
+before they existed) gets them the same way, so a re-run always ends in the same folder.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+from gradebench.benchmark.engine import DEFAULT_OUT, BuildResult
+from gradebench.errors import InvalidArgumentError
+
+
+def build(
+    recipe,
+    *,
+    source: str | Path | None = None,
+    out: str | Path = DEFAULT_OUT,
+    limit: int | None = None,
+    resplit: Sequence[int] | None = None,
+    force: bool = False,
+    workers: int | None = None,
+    progress: bool | None = None,
+    validate: bool = True,
+    validity: bool = True,
+) -> BuildResult:
+    """Build a graded benchmark and measure how far shortcuts get on it.
+
+    Args are those of :func:`gradebench.benchmark.engine.build`, plus:
+        validity: train a query-blind probe and a lexical ranker on the train split and record
+            how far they get on the test split (:mod:`gradebench.experiments.validity`).
+
+    Returns:
+        :class:`~gradebench.benchmark.engine.BuildResult`, with ``validity`` set when asked for.
+    """
+    from gradebench.benchmark import engine
+
+    if not isinstance(validity, bool):
+        raise InvalidArgumentError(f"validity must be True or False, got {validity!r}", hint="pass validity=True")
+    result = engine.build(
+        recipe, source=source, out=out, limit=limit, resplit=resplit, force=force, workers=workers,
+        progress=progress, validate=validate,
+    )
+    if validity and result.validity is None:
+        result.validity = add_validity(Path(result.path))
+    return result
+
+
+def add_validity(folder: Path) -> dict:
+    """Measure the validity figures of a built folder and write them into its manifest and card."""
+    from gradebench.benchmark.engine import builder_of, update_manifest
+    from gradebench.benchmark.manifest import read_manifest
+    from gradebench.experiments.validity import validity_figures
+
+    m = read_manifest(folder)
+    files = [n for v in m["splits"].values() for n in v["files"]]
+    figures = validity_figures(folder, files, benchmark=m["recipe"]["name"], fingerprint=m["fingerprint"])
+    update_manifest(folder, builder_of(m), {"validity": figures})
+    return figures

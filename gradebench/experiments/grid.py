@@ -1,0 +1,148 @@
+"""Experiment files: the YAML grid that :func:`gradebench.experiments.sweep.sweep` runs.
+
+Example (``recipes/experiments/demo.yaml``)::
+
+    name: demo
+    benchmarks:
+      - recipe: demo              # built into build_dir (a no-op once built)
+      # - path: gradebench-out/esnli/0123456789ab
+    scorers:
+      - name: bm25
+      - name: lambdamart
+        config: {n_estimators: 40}
+    losses: [listnet, mse]        # for scorers that train with a gradebench loss
+    seeds: [0, 1]
+    split: test
+    train: {epochs: 3}            # TrainOptions, without loss/loss_params/seed (set by the grid)
+
+The grid is benchmarks x scorers x losses x seeds; a scorer that takes no loss gets one cell
+per seed (its own ``losses:`` list overrides the top-level one). Relative paths are relative
+to the current directory, like every other path on the command line. Unknown keys are
+errors naming the file, line and key.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from gradebench.errors import RecipeError
+from gradebench.recipes.loader import _dotted, _line_of
+
+#: training options the grid sets itself
+GRID_OPTIONS = ("loss", "loss_params", "seed")
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class BenchmarkEntry(_Strict):
+    """A built benchmark folder (``path``) or a recipe to build (``recipe``, cached by fingerprint)."""
+
+    path: str | None = None
+    recipe: str | None = None
+
+    @model_validator(mode="after")
+    def _one(self) -> BenchmarkEntry:
+        if (self.path is None) == (self.recipe is None):
+            raise ValueError("give exactly one of path: or recipe:")
+        return self
+
+
+class LossEntry(_Strict):
+    name: str
+    params: dict[str, Any] = Field(default_factory=dict)
+
+
+def _losses(value: Any) -> Any:
+    if isinstance(value, list):
+        return [{"name": v} if isinstance(v, str) else v for v in value]
+    return value
+
+
+class ScorerEntry(_Strict):
+    name: str
+    config: dict[str, Any] = Field(default_factory=dict)
+    losses: list[LossEntry] | None = None
+
+    @field_validator("losses", mode="before")
+    @classmethod
+    def _norm(cls, v: Any) -> Any:
+        return _losses(v)
+
+
+class Experiment(_Strict):
+    name: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
+    description: str = ""
+    benchmarks: list[BenchmarkEntry] = Field(min_length=1)
+    scorers: list[ScorerEntry] = Field(min_length=1)
+    losses: list[LossEntry] = Field(default_factory=list)
+    seeds: list[int] = Field(default_factory=lambda: [0], min_length=1)
+    split: str = "test"
+    n_resamples: int = Field(1000, ge=1)
+    train: dict[str, Any] = Field(default_factory=dict)
+    build_dir: str = "gradebench-out"
+
+    @field_validator("losses", mode="before")
+    @classmethod
+    def _norm(cls, v: Any) -> Any:
+        return _losses(v)
+
+    @field_validator("seeds")
+    @classmethod
+    def _seeds(cls, v: list[int]) -> list[int]:
+        if any(s < 0 for s in v):
+            raise ValueError("seeds must be >= 0")
+        if len(set(v)) != len(v):
+            raise ValueError("seeds are listed twice")
+        return v
+
+    @field_validator("train")
+    @classmethod
+    def _train(cls, v: dict[str, Any]) -> dict[str, Any]:
+        from gradebench.scorers import TrainOptions
+
+        fixed = [k for k in GRID_OPTIONS if k in v]
+        if fixed:
+            raise ValueError(f"train: {', '.join(fixed)} is set by the grid (use losses: and seeds:)")
+        TrainOptions.model_validate(v)
+        return v
+
+
+def load_experiment(path: str | Path) -> Experiment:
+    """Load and validate an experiment YAML; problems raise :class:`RecipeError` with file, line and key."""
+    p = Path(path)
+    if not p.is_file():
+        raise RecipeError("experiment file not found", path=p, hint="give the path to an experiment .yaml")
+    try:
+        text = p.read_text(encoding="utf-8")
+        node = yaml.compose(text, Loader=yaml.SafeLoader)
+        data = yaml.safe_load(text)
+    except UnicodeDecodeError as e:
+        raise RecipeError(f"not UTF-8 text ({e.reason})", path=p, hint="save the file as UTF-8") from None
+    except yaml.YAMLError as e:
+        mark = getattr(e, "problem_mark", None)
+        problem = getattr(e, "problem", None) or str(e).splitlines()[0]
+        raise RecipeError(f"invalid YAML: {problem}", path=p, line=None if mark is None else mark.line + 1,
+                          hint="fix the YAML syntax") from None
+    if not isinstance(data, dict):
+        raise RecipeError("an experiment must be a YAML mapping", path=p, line=1, hint="start with 'name: ...'")
+    try:
+        return Experiment.model_validate(data)
+    except ValidationError as e:
+        err = e.errors()[0]
+        loc = tuple(x for x in err["loc"] if not (isinstance(x, str) and x.startswith(("function-", "str"))))
+        if err["type"] == "extra_forbidden":
+            msg, hint = f"unknown key {loc[-1]!r}", "remove it or fix its spelling (see recipes/experiments/demo.yaml)"
+        elif err["type"] == "missing":
+            msg, hint = f"missing required key {loc[-1]!r}", "add it"
+        else:
+            msg, hint = err["msg"].removeprefix("Value error, "), "fix the value"
+        more = len(e.errors()) - 1
+        if more:
+            msg += f" (and {more} more problem{'s' if more > 1 else ''})"
+        raise RecipeError(msg, path=p, line=_line_of(node, loc), key=_dotted(loc) or None, hint=hint) from None

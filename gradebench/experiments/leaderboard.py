@@ -1,0 +1,362 @@
+"""``leaderboard()``: one row per system over the records of a results folder.
+
+A *system* is (benchmark fingerprint, scorer name + version + config, loss + parameters,
+training options without ``seed``); its records are its seeds (``system_seed``). If a seed has
+several records (another bootstrap seed or resample count), the one with the smallest id is used.
+
+Per system and metric:
+
+* ``value``: the mean over seeds of the record values;
+* CI, per-query metrics: a percentile bootstrap over queries (the records' seed, resample
+  count and confidence) of the seed-averaged per-query values; with one seed this is exactly
+  the record's own CI, which is reused;
+* CI, corpus metrics (``separation_ratio``, ``tier_eta2``): the record's CI with one seed, else
+  the envelope ``[min ci_low, max ci_high]`` over seeds (conservative);
+* ``seed_std``: standard deviation over seeds (``ddof=1``; null with one seed).
+
+Rows are sorted by ``sort_by`` (descending, undefined last, then by system label and id). The
+first row is the best; every other system is compared with it by a two-sided paired
+randomization test (:func:`gradebench.stats.paired_randomization_test`, 10,000 sign flips,
+exact for <= 13 queries, seed 0) on the seed-averaged per-query values of ``sort_by`` over the
+queries both define, and the p-values are Holm-corrected across systems
+(:func:`gradebench.stats.holm`). ``tied_with_best`` is True where the adjusted p-value
+exceeds ``alpha`` (not significantly different from the best). Significance needs a
+per-query ``sort_by``; corpus metrics sort without tests. Note that with n queries the exact
+two-sided test cannot reach p < 2 / 2^n (5 queries: 0.0625).
+
+The query-blind probe (scorer ``query-blind``: the best a scorer can do without reading the
+query) is each benchmark's validity figure: reported on its own line, with whether it is
+tied with the best system (a benchmark the probe solves does not test query understanding).
+"""
+
+from __future__ import annotations
+
+import difflib
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from gradebench.errors import InvalidArgumentError, UnknownNameError
+from gradebench.experiments.conventions import PROBE, TEST, TEST_RESAMPLES
+from gradebench.experiments.record import EvalRecord, json_float
+from gradebench.experiments.store import list_records, read_per_query
+from gradebench.hashing import sha256_json
+from gradebench.stats import bootstrap_ci, holm, paired_randomization_test
+
+
+@dataclass(frozen=True)
+class Row:
+    """One system on one benchmark (see the module docstring)."""
+
+    rank: int
+    system: str
+    system_id: str
+    scorer: str
+    scorer_version: int
+    config: dict[str, Any]
+    loss: str | None
+    loss_params: dict[str, Any]
+    options: dict[str, Any] | None
+    n_seeds: int
+    seeds: list[int]
+    record_ids: list[str]
+    n_queries: int
+    metrics: dict[str, dict[str, Any]]
+    is_best: bool
+    tied_with_best: bool | None
+    p_value: float | None
+    p_adjusted: float | None
+    probe: bool
+
+
+@dataclass(frozen=True)
+class Board:
+    """The leaderboard of one benchmark (name + fingerprint) and split."""
+
+    benchmark: str
+    fingerprint: str
+    split: str
+    rows: list[Row]
+    validity: dict[str, Any] | None
+
+
+@dataclass(frozen=True)
+class Leaderboard:
+    split: str
+    sort_by: str
+    alpha: float
+    test: str
+    boards: list[Board] = field(default_factory=list)
+    #: policy-optimisation runs (gradebench lipo | grpo | ppo) on these benchmarks, one row each
+    policies: list[dict[str, Any]] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    def to_markdown(self) -> str:
+        from gradebench.experiments.render import markdown
+
+        return markdown(self)
+
+    def to_html(self) -> str:
+        from gradebench.experiments.render import html
+
+        return html(self)
+
+
+def system_key(rec: EvalRecord) -> dict[str, Any]:
+    """What makes two records the same system: everything but the seeds (for a trained scorer
+    also the training benchmark and options, so a list-size ablation gets one row per size)."""
+    run = None
+    if rec.run is not None:
+        run = {"benchmark_fingerprint": rec.run.benchmark_fingerprint,
+               "options": {k: v for k, v in rec.run.options.items() if k != "seed"}}
+    return {"benchmark_fingerprint": rec.benchmark.fingerprint, "scorer": rec.scorer.name,
+            "scorer_version": rec.scorer.version, "config": rec.scorer.config, "loss": rec.loss.name,
+            "loss_params": rec.loss.params, "run": run}
+
+
+def _params(d: dict[str, Any]) -> str:
+    return "[" + ",".join(f"{k}={v}" for k, v in sorted(d.items())) + "]" if d else ""
+
+
+def system_label(rec: EvalRecord) -> str:
+    """``scorer[changed config] + loss[params] {changed training options} (trained on X)``."""
+    defaults = _defaults(rec.scorer.name)
+    text = rec.scorer.name + _params({k: v for k, v in rec.scorer.config.items() if defaults.get(k, _NONE) != v})
+    if rec.loss.name:
+        text += f" + {rec.loss.name}{_params(rec.loss.params)}"
+    if rec.run is not None:
+        base = _defaults(None)
+        changed = {k: v for k, v in rec.run.options.items()
+                   if k not in ("seed", "loss", "loss_params") and base.get(k, _NONE) != v}
+        if changed:
+            text += " {" + ",".join(f"{k}={v}" for k, v in sorted(changed.items())) + "}"
+        if rec.run.benchmark_fingerprint != rec.benchmark.fingerprint:
+            text += f" (trained on {rec.run.benchmark})"
+    return text
+
+
+_NONE = object()
+
+
+def _defaults(scorer: str | None) -> dict[str, Any]:
+    """Default config of a registered scorer, or the default TrainOptions (``scorer=None``)."""
+    try:
+        from gradebench.scorers import TrainOptions, get_scorer_class
+
+        model = TrainOptions if scorer is None else get_scorer_class(scorer).Config
+        return model().model_dump(mode="json")
+    except Exception:  # noqa: BLE001 - a record of a scorer not registered here: show its whole config
+        return {}
+
+
+def leaderboard(
+    results_dir: str | Path = "leaderboard/results",
+    *,
+    benchmark: str | None = None,
+    split: str = "test",
+    sort_by: str = "ndcg@5",
+    alpha: float = 0.05,
+) -> Leaderboard:
+    """The leaderboard of every benchmark (or one, by name) in ``results_dir`` on ``split``.
+
+    Raises:
+        UnknownNameError: ``sort_by`` is not a metric of the records.
+        InvalidArgumentError: ``alpha`` not in (0, 1).
+    """
+    if isinstance(alpha, bool) or not isinstance(alpha, (int, float)) or not 0 < alpha < 1:
+        raise InvalidArgumentError(f"alpha must be in (0, 1), got {alpha!r}", hint="e.g. --alpha 0.05")
+    records = list_records(results_dir, benchmark=benchmark, split=split)
+    known = sorted({m for r in records for m in r.metrics})
+    if records and sort_by not in known:
+        close = difflib.get_close_matches(sort_by, known, n=3, cutoff=0.5)
+        msg = f"unknown metric {sort_by!r}" + ("; did you mean " + " or ".join(map(repr, close)) + "?" if close else "")
+        raise UnknownNameError(msg, hint=f"metrics of the records: {', '.join(known)}")
+    by_bench: dict[tuple[str, str], list[EvalRecord]] = {}
+    for r in records:
+        by_bench.setdefault((r.benchmark.name, r.benchmark.fingerprint), []).append(r)
+    boards = [_board(name, fp, split, recs, sort_by, alpha) for (name, fp), recs in sorted(by_bench.items())]
+    return Leaderboard(split=split, sort_by=sort_by, alpha=float(alpha), test=TEST, boards=boards,
+                       policies=policy_rows(results_dir, benchmark))
+
+
+#: the final-window metrics of a policy record shown on the leaderboard
+POLICY_METRICS = ("reward_mean", "reward_std", "kl", "above_reference")
+
+
+def policy_rows(results_dir: str | Path, benchmark: str | None = None) -> list[dict[str, Any]]:
+    """One row per policy record: method, benchmark, policy, reward or loss, steps, final metrics."""
+    from gradebench.experiments.policy_record import list_policy_records
+
+    rows = []
+    for r in list_policy_records(results_dir, benchmark=benchmark):
+        rows.append({
+            "id": r.id,
+            "method": r.method,
+            "benchmark": r.benchmark.name,
+            "benchmark_fingerprint": r.benchmark.fingerprint,
+            "policy": Path(r.policy.path).name,
+            "objective": r.loss.name if r.loss is not None else (r.reward.source if r.reward is not None else None),
+            "seed": r.seed,
+            "steps": r.n_steps,
+            **{m: r.metrics.get(m) for m in POLICY_METRICS},
+        })
+    return rows
+
+
+def _board(name: str, fp: str, split: str, records: list[EvalRecord], sort_by: str, alpha: float) -> Board:
+    systems: dict[str, list[EvalRecord]] = {}
+    for r in records:
+        systems.setdefault(sha256_json(system_key(r)), []).append(r)
+    cache: Cache = {}
+    built = [_system(sid, _one_per_seed(recs), sort_by, cache) for sid, recs in systems.items()]
+    built.sort(key=lambda s: (_sort_value(s["metrics"].get(sort_by)), s["system"], s["system_id"]))
+    top = built[0]["records"][0].metrics.get(sort_by) if built else None
+    level = None if top is None else top.level
+    tests = _tests(built, sort_by, alpha) if level == "query" else {}
+    rows = []
+    for i, s in enumerate(built):
+        p, adj, tied = tests.get(s["system_id"], (None, None, None))
+        if i == 0 and level == "query":
+            tied = True
+        rec = s["records"][0]
+        rows.append(Row(
+            rank=i + 1, system=s["system"], system_id=s["system_id"], scorer=rec.scorer.name,
+            scorer_version=rec.scorer.version, config=rec.scorer.config, loss=rec.loss.name,
+            loss_params=rec.loss.params, options=None if rec.run is None else system_key(rec)["run"]["options"],
+            n_seeds=len(s["records"]),
+            seeds=[r.system_seed for r in s["records"]], record_ids=[r.id for r in s["records"]],
+            n_queries=s["n_queries"], metrics=s["metrics"], is_best=i == 0, tied_with_best=tied,
+            p_value=p, p_adjusted=adj, probe=rec.scorer.name == PROBE,
+        ))
+    return Board(benchmark=name, fingerprint=fp, split=split, rows=rows, validity=_validity(rows, sort_by))
+
+
+def _one_per_seed(records: list[EvalRecord]) -> list[EvalRecord]:
+    chosen: dict[int, EvalRecord] = {}
+    for r in sorted(records, key=lambda r: r.id):
+        chosen.setdefault(r.system_seed, r)
+    return [chosen[s] for s in sorted(chosen)]
+
+
+def _sort_value(m: dict[str, Any] | None) -> tuple[int, float]:
+    v = None if m is None else m.get("value")
+    return (1, 0.0) if v is None else (0, -float(v))
+
+
+Cache = dict[str, dict[str, Any]]
+
+
+def _per_query(record: EvalRecord, metric: str, cache: Cache) -> Any:
+    """``query_id -> value`` of one metric (each record's Parquet file is read once per leaderboard)."""
+    table = cache.get(record.id)
+    if table is None:
+        df = read_per_query(record)
+        table = {m: g.set_index("query_id")["value"] for m, g in df.groupby(df["metric"].astype(str), sort=False)}
+        cache[record.id] = table
+    return table[metric]
+
+
+def _per_query_matrix(records: list[EvalRecord], metric: str, cache: Cache) -> tuple[np.ndarray, np.ndarray]:
+    """``(query_ids, [n_queries, n_seeds] values)`` over the queries every seed has."""
+    frames = [_per_query(r, metric, cache) for r in records]
+    ids = frames[0].index
+    for f in frames[1:]:
+        ids = ids.intersection(f.index, sort=False)
+    values = np.column_stack([f.reindex(ids).to_numpy(dtype=np.float64, na_value=np.nan) for f in frames])
+    return np.asarray(ids, dtype=object), values
+
+
+def _seed_mean(values: np.ndarray) -> np.ndarray:
+    ok = ~np.isnan(values)
+    counts = ok.sum(axis=1)
+    sums = np.where(ok, values, 0.0).sum(axis=1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(counts > 0, sums / np.maximum(counts, 1), np.nan)
+
+
+def _system(sid: str, records: list[EvalRecord], sort_by: str, cache: Cache) -> dict[str, Any]:
+    first = records[0]
+    metrics: dict[str, dict[str, Any]] = {}
+    per_query_sort = None
+    for name in first.metrics:
+        mv = [r.metrics.get(name) for r in records]
+        vals = [m.value for m in mv if m is not None and m.value is not None]
+        entry: dict[str, Any] = {
+            "value": json_float(np.mean(vals)) if vals else None,
+            "seed_std": json_float(np.std(vals, ddof=1)) if len(vals) > 1 else None,
+        }
+        if len(records) == 1:
+            entry.update(ci_low=mv[0].ci_low, ci_high=mv[0].ci_high)
+        elif first.metrics[name].level == "corpus":
+            lows = [m.ci_low for m in mv if m is not None and m.ci_low is not None]
+            highs = [m.ci_high for m in mv if m is not None and m.ci_high is not None]
+            full = len(lows) == len(records) and len(highs) == len(records)
+            entry.update(ci_low=min(lows) if full else None, ci_high=max(highs) if full else None)
+        else:
+            _, values = _per_query_matrix(records, name, cache)
+            entry.update(_seed_averaged_ci(_seed_mean(values), first))
+        metrics[name] = entry
+    if sort_by in first.metrics and first.metrics[sort_by].level == "query":
+        ids, values = _per_query_matrix(records, sort_by, cache)
+        per_query_sort = (ids, _seed_mean(values))
+    n_queries = min(r.benchmark.n_queries for r in records)
+    return {"system_id": sid[:16], "system": system_label(first), "records": records, "metrics": metrics,
+            "per_query": per_query_sort, "n_queries": n_queries}
+
+
+def _seed_averaged_ci(values: np.ndarray, rec: EvalRecord) -> dict[str, float | None]:
+    try:
+        ci = bootstrap_ci(values, n_resamples=rec.bootstrap.n_resamples, seed=rec.bootstrap.seed,
+                          confidence=rec.bootstrap.confidence, method=rec.bootstrap.method, nan_policy="omit")
+    except InvalidArgumentError:
+        return {"ci_low": None, "ci_high": None}
+    return {"ci_low": json_float(ci.low), "ci_high": json_float(ci.high)}
+
+
+def _tests(systems: list[dict[str, Any]], sort_by: str, alpha: float) -> dict[str, tuple[Any, Any, Any]]:
+    """``{system_id: (p, holm-adjusted p, tied_with_best)}`` for every system but the best."""
+    if len(systems) < 2 or systems[0]["per_query"] is None:
+        return {}
+    best_ids, best_vals = systems[0]["per_query"]
+    best = dict(zip(best_ids.tolist(), best_vals.tolist()))
+    raw: dict[str, float] = {}
+    untestable: list[str] = []
+    for s in systems[1:]:
+        ids, vals = s["per_query"]
+        pairs = [(best[q], v) for q, v in zip(ids.tolist(), vals.tolist()) if q in best]
+        a = np.array([p[0] for p in pairs], dtype=np.float64)
+        b = np.array([p[1] for p in pairs], dtype=np.float64)
+        try:
+            raw[s["system_id"]] = paired_randomization_test(a, b, n_resamples=TEST_RESAMPLES, seed=0,
+                                                            nan_policy="omit").p_value
+        except InvalidArgumentError:  # fewer than 2 shared queries with defined values
+            untestable.append(s["system_id"])
+    out: dict[str, tuple[Any, Any, Any]] = {sid: (None, None, None) for sid in untestable}
+    if raw:
+        adjusted = holm(raw, alpha=alpha)
+        for sid, p, adj, reject in zip(raw, adjusted.p_values, adjusted.adjusted, adjusted.reject, strict=True):
+            out[sid] = (p, adj, not reject)
+    return out
+
+
+def _validity(rows: list[Row], sort_by: str) -> dict[str, Any] | None:
+    probes = [r for r in rows if r.probe]
+    if not rows:
+        return None
+    best = rows[0]
+    if not probes:
+        return {"probe": PROBE, "evaluated": False, "metric": sort_by}
+    p = probes[0]
+    pv, bv = p.metrics.get(sort_by, {}).get("value"), best.metrics.get(sort_by, {}).get("value")
+    return {
+        "probe": PROBE, "evaluated": True, "metric": sort_by, "value": pv,
+        "ci_low": p.metrics.get(sort_by, {}).get("ci_low"), "ci_high": p.metrics.get(sort_by, {}).get("ci_high"),
+        "best_system": best.system, "best_value": bv,
+        "gap_to_best": None if pv is None or bv is None else json_float(bv - pv),
+        "probe_is_best": p.is_best, "probe_tied_with_best": p.tied_with_best,
+        "separation_ratio": p.metrics.get("separation_ratio", {}).get("value"),
+    }

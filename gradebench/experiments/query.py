@@ -1,0 +1,248 @@
+"""SQL over the result records: an in-memory DuckDB connection with the views of ``views.sql``.
+
+Views (see ``leaderboard/views.sql`` for every column): ``results`` (one row per record, metric
+values and CIs flattened), ``metrics`` (record x metric), ``per_query`` (record x metric x
+query), ``predictions`` (record x candidate) and ``candidates`` (the rows of the benchmarks
+the records reference). The record files themselves are the store; no ``.duckdb`` file is
+ever written.
+
+Example -- which tier pairs each scorer confuses (share of differently-graded pairs it orders
+the wrong way round, ties counting 1/2)::
+
+    WITH p AS (
+        SELECT pr.record_id, pr.scorer, pr.query_id, pr.prediction, c.tier, c.relevance
+        FROM predictions pr
+        JOIN candidates c USING (benchmark_fingerprint, query_id, candidate_id)
+    )
+    SELECT a.scorer, a.tier AS better, b.tier AS worse, count(*) AS pairs,
+           avg(CASE WHEN a.prediction < b.prediction THEN 1.0
+                    WHEN a.prediction = b.prediction THEN 0.5 ELSE 0.0 END) AS swapped
+    FROM p a JOIN p b ON a.record_id = b.record_id AND a.query_id = b.query_id
+                     AND a.relevance > b.relevance
+    GROUP BY ALL ORDER BY swapped DESC, a.scorer, better, worse
+
+(``gradebench query "..."`` runs it; ``--format csv|json`` for machine-readable output.)
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from gradebench.errors import GradebenchError, InvalidArgumentError, QueryError
+from gradebench.experiments.record import PER_QUERY_SUFFIX, PREDICTIONS_SUFFIX, RecordError
+from gradebench.experiments.store import record_files
+
+_PKG = Path(__file__).resolve().parents[1]
+VIEWS = ("results", "metrics", "per_query", "predictions", "candidates", "records", "benchmark_files")
+FORMATS = ("table", "csv", "json")
+_EMPTY_CANDIDATES = (
+    "(SELECT NULL::VARCHAR AS filename, NULL::VARCHAR AS query_id, NULL::VARCHAR AS query, "
+    "NULL::VARCHAR AS candidate_id, NULL::VARCHAR AS candidate, NULL::DOUBLE AS score, NULL::SMALLINT AS relevance, "
+    "NULL::VARCHAR AS tier, NULL::VARCHAR AS split WHERE false)"
+)
+_EMPTY_FILES = (
+    "(SELECT NULL::VARCHAR AS file, NULL::VARCHAR AS benchmark, NULL::VARCHAR AS benchmark_fingerprint WHERE false)"
+)
+
+
+def views_sql_path() -> Path:
+    """``views.sql``: ``gradebench/_leaderboard/views.sql`` in a wheel, ``leaderboard/views.sql`` in a checkout."""
+    for candidate in (_PKG / "_leaderboard" / "views.sql", _PKG.parent / "leaderboard" / "views.sql"):
+        if candidate.is_file():
+            return candidate
+    raise GradebenchError("views.sql not found", path=_PKG, hint="reinstall gradebench")
+
+
+def _lit(text: str) -> str:
+    return "'" + str(text).replace("'", "''") + "'"
+
+
+def _list(paths: list[Path]) -> str:
+    return "[" + ", ".join(_lit(str(p)) for p in paths) + "]"
+
+
+def _benchmark_files(docs: list[dict[str, Any]]) -> list[tuple[str, str, str]]:
+    """``(file, name, fingerprint)`` of every data file of the benchmarks the records name (found ones only)."""
+    from gradebench.benchmark.lists import open_benchmark
+
+    seen: dict[str, tuple[str, str, str]] = {}
+    out: list[tuple[str, str, str]] = []
+    for doc in docs:
+        b = doc.get("benchmark", {})
+        key = b.get("fingerprint")
+        if key in seen or not b.get("path"):
+            continue
+        seen[key] = b
+        try:
+            bench = open_benchmark(b["path"])
+        except GradebenchError:  # moved or deleted benchmark: its candidates are simply absent
+            continue
+        if bench.fingerprint != key:
+            continue
+        for files in bench.files.values():
+            out.extend((str(f), bench.name, bench.fingerprint) for f in files)
+    return sorted(out)
+
+
+def view_statements(results_dir: str | Path) -> str:
+    """The SQL of ``views.sql`` with its placeholders filled for ``results_dir``.
+
+    Raises:
+        RecordError: no record under ``results_dir``.
+    """
+    files = record_files(results_dir)
+    if not files:
+        raise RecordError("no result records", path=results_dir,
+                          hint="evaluate something first (gradebench eval ...) or pass --results-dir")
+    docs = []
+    for f in files:
+        try:
+            docs.append(json.loads(f.read_text(encoding="utf-8")))
+        except (OSError, ValueError) as e:
+            raise RecordError(f"unreadable record ({e})", path=f, hint="delete it and evaluate again") from None
+    stems = [f.name[: -len(".json")] for f in files]
+    bench = _benchmark_files(docs)
+    if bench:
+        source = f"read_parquet({_list([Path(b[0]) for b in bench])}, filename = true, union_by_name = true)"
+        table = "(VALUES " + ", ".join(f"({_lit(f)}, {_lit(n)}, {_lit(fp)})" for f, n, fp in bench) + \
+            ") AS t(file, benchmark, benchmark_fingerprint)"
+    else:
+        source, table = _EMPTY_CANDIDATES, _EMPTY_FILES
+    policy_files = sorted(
+        f for f in Path(results_dir).glob("*/*.policy.json") if f.is_file() and not f.name.startswith(".")
+    )
+    policy_source = (
+        f"read_text({_list(policy_files)})" if policy_files
+        else "(SELECT NULL::VARCHAR AS content, NULL::VARCHAR AS filename WHERE false)"
+    )
+    fills = {
+        "${RECORD_FILES}": _list(files),
+        "${POLICY_SOURCE}": policy_source,
+        "${PREDICTION_FILES}": _list([f.parent / (s + PREDICTIONS_SUFFIX) for f, s in zip(files, stems)]),
+        "${PER_QUERY_FILES}": _list([f.parent / (s + PER_QUERY_SUFFIX) for f, s in zip(files, stems)]),
+        "${CANDIDATES_SOURCE}": source,
+        "${BENCHMARK_FILES}": table,
+    }
+    sql = views_sql_path().read_text(encoding="utf-8")
+    for key, value in fills.items():
+        sql = sql.replace(key, value)
+    return sql
+
+
+def connect(results_dir: str | Path = "leaderboard/results") -> Any:
+    """An in-memory DuckDB connection with the result views defined."""
+    import duckdb
+
+    con = duckdb.connect(":memory:")
+    try:
+        con.execute(view_statements(results_dir))
+    except duckdb.Error as e:
+        con.close()
+        raise QueryError(
+            f"cannot define the result views: {_first_line(e)}", path=views_sql_path(),
+            hint="a record or benchmark file may be corrupt; check the files under --results-dir",
+        ) from None
+    return con
+
+
+def _first_line(e: BaseException) -> str:
+    lines = [ln.strip() for ln in str(e).splitlines() if ln.strip()]
+    return lines[0] if lines else type(e).__name__
+
+
+@dataclass(frozen=True)
+class QueryResult:
+    """Columns and rows of a query (values as plain Python: str, int, float, bool, None)."""
+
+    columns: list[str]
+    rows: list[list[Any]]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"columns": list(self.columns), "rows": [dict(zip(self.columns, r)) for r in self.rows]}
+
+    def render(self, fmt: Literal["table", "csv", "json"] = "table") -> str:
+        if fmt not in FORMATS:
+            raise InvalidArgumentError(f"unknown format {fmt!r}", hint=f"one of {', '.join(FORMATS)}")
+        if fmt == "json":
+            return json.dumps(self.to_dict(), indent=2, sort_keys=True) + "\n"
+        if fmt == "csv":
+            buf = io.StringIO()
+            w = csv.writer(buf, lineterminator="\n")
+            w.writerow(self.columns)
+            w.writerows([["" if v is None else v for v in r] for r in self.rows])
+            return buf.getvalue()
+        text = [[_cell(v) for v in r] for r in self.rows]
+        widths = [max([len(c)] + [len(r[i]) for r in text]) for i, c in enumerate(self.columns)]
+        line = lambda cells: "  ".join(c.ljust(w) for c, w in zip(cells, widths)).rstrip()  # noqa: E731
+        out = [line(self.columns), line(["-" * w for w in widths]), *(line(r) for r in text)]
+        return "\n".join(out) + f"\n({len(self.rows)} row{'s' if len(self.rows) != 1 else ''})\n"
+
+
+def _cell(v: Any) -> str:
+    if v is None:
+        return "NULL"
+    if isinstance(v, float):
+        return f"{v:.6g}"
+    return str(v)
+
+
+def _plain(v: Any) -> Any:
+    """DuckDB values -> JSON-ready Python values (NaN/inf -> None, Decimal -> float, others -> str)."""
+    if v is None or isinstance(v, (bool, int, str)):
+        return v
+    if isinstance(v, float):
+        return v if math.isfinite(v) else None
+    if isinstance(v, (list, tuple)):
+        return [_plain(x) for x in v]
+    if isinstance(v, dict):
+        return {str(k): _plain(x) for k, x in v.items()}
+    try:
+        from decimal import Decimal
+
+        if isinstance(v, Decimal):
+            return float(v)
+    except ImportError:  # pragma: no cover
+        pass
+    return str(v)
+
+
+def run_query(sql: str, *, results_dir: str | Path = "leaderboard/results") -> QueryResult:
+    """Run ``sql`` over the result views of ``results_dir``.
+
+    Raises:
+        QueryError: the SQL is invalid or fails (one line, with the views in the hint).
+        RecordError: no records under ``results_dir``.
+    """
+    import duckdb
+
+    if not isinstance(sql, str) or not sql.strip():
+        raise InvalidArgumentError("empty SQL query",
+                                   hint="e.g. gradebench query 'select scorer, \"ndcg@5\" from results'")
+    con = connect(results_dir)
+    try:
+        cur = con.execute(sql)
+        columns = [d[0] for d in cur.description] if cur.description else []
+        rows = [[_plain(v) for v in r] for r in cur.fetchall()] if columns else []
+    except duckdb.Error as e:
+        raise QueryError(
+            f"SQL error: {_first_line(e)}",
+            hint="views: results, metrics, per_query, predictions, candidates (columns in leaderboard/views.sql); "
+            'quote metric columns: "ndcg@5"',
+        ) from None
+    finally:
+        con.close()
+    return QueryResult(columns=columns, rows=rows)
+
+
+def query(sql: str, *, results_dir: str | Path = "leaderboard/results",
+          fmt: Literal["table", "csv", "json"] = "table") -> str:
+    """Run ``sql`` over the result views and render the answer as a text table, CSV or JSON."""
+    if fmt not in FORMATS:
+        raise InvalidArgumentError(f"unknown format {fmt!r}", hint=f"one of {', '.join(FORMATS)}")
+    return run_query(sql, results_dir=results_dir).render(fmt)

@@ -1,0 +1,364 @@
+"""Result records: a versioned JSON file plus two Parquet files per evaluation.
+
+One evaluation of one scorer on one split of one benchmark writes, under
+``<results_dir>/<benchmark>/``:
+
+* ``<id>.predictions.parquet`` -- one row per candidate: ``record_id``, ``query_id``,
+  ``candidate_id``, ``split``, ``prediction``, ``relevance``, ``score`` and ``tier`` (when the
+  benchmark has tiers), in the benchmark's list order;
+* ``<id>.queries.parquet`` -- per-query metric values in long form: ``record_id``,
+  ``query_id``, ``metric``, ``value`` (null = the query is excluded for that metric);
+* ``<id>.json`` -- the :class:`EvalRecord` (``schema_version`` 1), written last.
+
+Each file is written to a temp file in the same folder and renamed onto its name
+(``os.replace``), the Parquet files first and the JSON last, so a reader that lists ``*.json``
+never sees a record without its predictions, and any number of processes can write into one
+results folder at once: each record has its own files and a rename is atomic. Two processes
+writing the same ``id`` write the same predictions and metrics; the last rename wins.
+
+The record ``id`` is the sha256 of canonical JSON (sorted keys) of everything that
+determines the numbers in it: the benchmark fingerprint, split, scorer name,
+version and resolved config, loss and its parameters, run fingerprint (trained scorers), the
+system seed, the bootstrap seed and resample count, and the metric-suite version.
+``schemas/result-v1.json`` is generated from :class:`EvalRecord` (see :func:`render_schema_json`).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
+
+from gradebench.errors import RecordError
+from gradebench.hashing import sha256_json
+from gradebench.paths import publish, temp_beside, write_text_atomic
+
+RESULT_SCHEMA_VERSION = 1
+#: bump when the metric suite or the way CIs/separation figures are computed changes
+SUITE_VERSION = 1
+RECORD_SUFFIX = ".json"
+PREDICTIONS_SUFFIX = ".predictions.parquet"
+PER_QUERY_SUFFIX = ".queries.parquet"
+SCHEMA_ID = "https://gradebench.dev/schemas/result-v1.json"
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", protected_namespaces=(), json_schema_serialization_defaults_required=True)
+
+
+class MetricValue(_Model):
+    """One metric: its value with a bootstrap CI over queries.
+
+    ``value`` is the mean over non-excluded queries (``level="query"``) or the corpus-level
+    value (``level="corpus"``); null when undefined. ``ci_low``/``ci_high`` are null when
+    there are fewer than two usable queries or a resample has no defined value.
+    """
+
+    level: Literal["query", "corpus"]
+    value: float | None
+    ci_low: float | None
+    ci_high: float | None
+    n: int = Field(ge=0, description="queries used")
+    n_excluded: int = Field(ge=0, description="queries whose value is undefined (NaN)")
+
+
+class TierInfo(_Model):
+    name: str
+    grade: float
+    n: int = Field(ge=0)
+
+
+class BenchmarkRef(_Model):
+    name: str
+    fingerprint: str
+    path: str
+    split: str
+    n_queries: int = Field(ge=0)
+    n_candidates: int = Field(ge=0)
+    tiers: list[TierInfo] | None = Field(
+        description="tiers present in the split, best grade first; null without a tier column")
+
+
+class ScorerRef(_Model):
+    name: str
+    version: int
+    kind: str
+    config: dict[str, Any]
+    #: where a model-backed scorer's weights came from (the cross-encoder's resolved model folder)
+    model_path: str | None = None
+
+
+class LossRef(_Model):
+    name: str | None
+    params: dict[str, Any]
+
+
+class RunRef(_Model):
+    """The training run a trained scorer comes from (its ``RunInfo``)."""
+
+    run_dir: str
+    run_fingerprint: str
+    benchmark: str = Field(description="the benchmark the run trained on (may differ from the evaluated one)")
+    benchmark_fingerprint: str
+    seed: int
+    options: dict[str, Any]
+    best_epoch: int | None
+    best_metrics: dict[str, Any]
+    timings: dict[str, Any]
+
+
+class BootstrapInfo(_Model):
+    n_resamples: int = Field(ge=1)
+    seed: int = Field(ge=0)
+    confidence: float = Field(gt=0, lt=1)
+    method: Literal["percentile", "bca"]
+    unit: Literal["query"] = "query"
+    corpus_method: str
+
+
+class GradeGroup(_Model):
+    """Predicted scores of the candidates of one grade (and tier)."""
+
+    grade: float
+    tier: str | None
+    n: int = Field(ge=0)
+    mean: float
+    std: float
+    centered_mean: float = Field(description="mean of prediction minus its list's mean prediction")
+    centered_std: float
+
+
+class GradeGap(_Model):
+    low_grade: float
+    high_grade: float
+    gap: float = Field(description="mean prediction at high_grade minus at low_grade")
+    centered_gap: float
+
+
+class Separation(_Model):
+    """How far apart the predicted scores of adjacent grades are (Figure 1 of the paper, in numbers)."""
+
+    by_grade: list[GradeGroup]
+    adjacent_gaps: list[GradeGap]
+    mean_gap: float | None
+    mean_centered_gap: float | None
+    min_centered_gap: float | None
+    prediction_std: float
+
+
+class Timings(_Model):
+    scoring_s: float
+    candidates_per_s: float | None
+    metrics_s: float
+    bootstrap_s: float
+    total_s: float
+    train: dict[str, Any] | None
+
+
+class Environment(_Model):
+    gradebench_version: str
+    git_commit: str | None
+    python: str
+    platform: str
+    machine: str
+    cpu_count: int | None
+    numpy: str
+    torch: str | None
+    torch_device: str | None
+
+
+class RecordFiles(_Model):
+    predictions: str
+    per_query: str
+
+
+class EvalRecord(_Model):
+    """One evaluation: provenance, metric values with CIs, score separation and timings.
+
+    ``to_dict()`` is the JSON that is written (and what ``gradebench eval --json`` prints).
+    """
+
+    schema_version: Literal[1] = RESULT_SCHEMA_VERSION
+    kind: Literal["gradebench.result"] = "gradebench.result"
+    id: str = Field(pattern=r"^[0-9a-f]{64}$")
+    created_at: str
+    benchmark: BenchmarkRef
+    split: str
+    labels: Literal["relevance"] = Field(
+        "relevance", description="the label column the metrics compare predictions with")
+    scorer: ScorerRef
+    loss: LossRef
+    run: RunRef | None
+    seed: int = Field(ge=0, description="seed of the bootstrap (and of the scorer when not from a run)")
+    system_seed: int = Field(description="seed that determines the scorer's outputs: the run's seed, else the scorer's")
+    suite_version: int
+    metrics: dict[str, MetricValue]
+    bootstrap: BootstrapInfo
+    separation: Separation
+    timings: Timings
+    environment: Environment
+    files: RecordFiles
+
+    _path: Path | None = PrivateAttr(default=None)
+
+    @property
+    def path(self) -> Path | None:
+        """The record's JSON file, once written or read."""
+        return self._path
+
+    @property
+    def predictions_path(self) -> Path | None:
+        return None if self._path is None else self._path.parent / self.files.predictions
+
+    @property
+    def per_query_path(self) -> Path | None:
+        return None if self._path is None else self._path.parent / self.files.per_query
+
+    def to_dict(self) -> dict[str, Any]:
+        return self.model_dump(mode="json")
+
+    def value(self, metric: str) -> float | None:
+        m = self.metrics.get(metric)
+        return None if m is None else m.value
+
+
+def record_id(
+    *,
+    benchmark_fingerprint: str,
+    split: str,
+    scorer: dict[str, Any],
+    loss: str | None,
+    loss_params: dict[str, Any],
+    run_fingerprint: str | None,
+    system_seed: int,
+    seed: int,
+    n_resamples: int,
+) -> str:
+    """The content id of a record (see the module docstring)."""
+    return sha256_json({
+        "schema_version": RESULT_SCHEMA_VERSION,
+        "suite_version": SUITE_VERSION,
+        "benchmark_fingerprint": benchmark_fingerprint,
+        "split": split,
+        "scorer": {"name": scorer["name"], "version": scorer["version"], "config": scorer["config"]},
+        "loss": {"name": loss, "params": loss_params},
+        "run_fingerprint": run_fingerprint,
+        "system_seed": system_seed,
+        "seed": seed,
+        "n_resamples": n_resamples,
+    })
+
+
+def json_float(x: Any) -> float | None:
+    """A finite float, or None for NaN/inf/None (JSON has no NaN)."""
+    if x is None:
+        return None
+    f = float(x)
+    return f if math.isfinite(f) else None
+
+
+# -- files ---------------------------------------------------------------------------------
+def record_dir(results_dir: str | Path, benchmark: str) -> Path:
+    return Path(results_dir) / benchmark
+
+
+def file_names(rid: str) -> RecordFiles:
+    return RecordFiles(predictions=rid + PREDICTIONS_SUFFIX, per_query=rid + PER_QUERY_SUFFIX)
+
+
+def write_parquet_atomic(table: Any, path: Path, metadata: dict[str, str]) -> None:
+    """Write an Arrow table to a temp file beside ``path``, then rename it onto ``path``."""
+    import pyarrow.parquet as pq
+
+    meta = {**(table.schema.metadata or {}), **{k.encode(): v.encode() for k, v in metadata.items()}}
+    schema = table.schema.with_metadata(meta)
+    tmp = temp_beside(path)
+    try:
+        pq.write_table(table.cast(schema), tmp, compression="zstd", compression_level=1)
+        publish(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+
+
+def write_record(record: EvalRecord, predictions: Any, per_query: Any, results_dir: str | Path) -> Path:
+    """Write the record's three files (Parquet first, JSON last); returns the JSON path."""
+    folder = record_dir(results_dir, record.benchmark.name)
+    folder.mkdir(parents=True, exist_ok=True)
+    meta = {"gradebench.result.schema_version": str(RESULT_SCHEMA_VERSION), "gradebench.record_id": record.id}
+    write_parquet_atomic(predictions, folder / record.files.predictions, meta)
+    write_parquet_atomic(per_query, folder / record.files.per_query, meta)
+    path = folder / f"{record.id}{RECORD_SUFFIX}"
+    write_text_atomic(path, json.dumps(record.to_dict(), indent=2, sort_keys=True, allow_nan=False) + "\n")
+    record._path = path
+    return path
+
+
+def read_record(path: str | Path) -> EvalRecord:
+    """Read and validate one record JSON.
+
+    Raises:
+        RecordError: no such file, invalid JSON, another schema version, or invalid content.
+    """
+    p = Path(path)
+    try:
+        raw = json.loads(p.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise RecordError("no such result record", path=p,
+                          hint="list records with `gradebench query 'select id from results'`") from None
+    except (ValueError, UnicodeDecodeError) as e:
+        raise RecordError(f"result record is not valid JSON ({e})", path=p,
+                          hint="delete it and evaluate again") from None
+    if not isinstance(raw, dict):
+        raise RecordError("result record is not a JSON object", path=p, hint="delete it and evaluate again")
+    version = raw.get("schema_version")
+    if version != RESULT_SCHEMA_VERSION:
+        raise RecordError(
+            f"result record schema v{version} is not supported (this gradebench reads v{RESULT_SCHEMA_VERSION})",
+            path=p, hint="evaluate again with this gradebench version",
+        )
+    try:
+        record = EvalRecord.model_validate(raw)
+    except ValidationError as e:
+        err = e.errors()[0]
+        key = ".".join(str(x) for x in err.get("loc", ())) or None
+        raise RecordError(f"invalid result record: {err.get('msg')}", path=p, key=key,
+                          hint="delete it and evaluate again") from None
+    record._path = p
+    return record
+
+
+# -- schema --------------------------------------------------------------------------------
+def schema_json() -> dict[str, Any]:
+    """JSON Schema (draft 2020-12) of a record, generated from :class:`EvalRecord`."""
+    schema = EvalRecord.model_json_schema(mode="serialization")
+    return {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "$id": SCHEMA_ID,
+        **schema,
+    }
+
+
+def schema_file(root: str | Path) -> Path:
+    return Path(root) / f"result-v{RESULT_SCHEMA_VERSION}.json"
+
+
+def render_schema_json() -> str:
+    return json.dumps(schema_json(), indent=2, sort_keys=True) + "\n"
+
+
+def write_schema(root: str | Path) -> Path:
+    """Regenerate ``schemas/result-v1.json`` (``python -m gradebench.experiments.record schemas``)."""
+    path = schema_file(root)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    write_text_atomic(path, render_schema_json())
+    return path
+
+
+if __name__ == "__main__":  # pragma: no cover
+    import sys
+
+    print(write_schema(sys.argv[1] if len(sys.argv) > 1 else "schemas"))

@@ -1,0 +1,235 @@
+"""``train()``: one scorer trained on one benchmark into a run folder (see :mod:`.runs`).
+
+The train split trains, the validation split early-stops (when the benchmark has one), and the
+test split is never read. ``options.list_size`` subsamples each list by content
+(:meth:`gradebench.benchmark.lists.Lists.subsample`), ``options.max_train_queries`` and
+``options.max_validation_queries`` keep the first N training/validation queries (deterministic
+subsets for quick CPU runs).
+
+Under ``accelerate launch``/torchrun every process runs this function; only the main process
+(``RANK`` 0) writes ``model/`` and ``run.json``.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from gradebench.benchmark.lists import Benchmark, open_benchmark
+from gradebench.errors import InvalidArgumentError, RunError
+from gradebench.experiments.runs import (
+    MODEL_DIR,
+    RUN_CONFIG,
+    RUN_JSON,
+    RunInfo,
+    read_json,
+    read_run_info,
+    run_fingerprint,
+)
+from gradebench.paths import check_writable_dir, publish_dir, write_json_atomic
+from gradebench.scorers import TrainOptions, get_scorer_class
+from gradebench.scorers.base import ProgressFn
+
+
+@dataclass
+class TrainResult:
+    """What ``train`` returns and ``gradebench train --json`` prints."""
+
+    run_dir: str
+    scorer: str
+    loss: str | None
+    benchmark: str
+    benchmark_fingerprint: str
+    run_fingerprint: str
+    seed: int
+    best_epoch: int | None
+    best_metrics: dict[str, Any]
+    epochs_run: int
+    timings: dict[str, float] = field(default_factory=dict)
+    cached: bool = False
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_info(cls, info: RunInfo, *, cached: bool) -> TrainResult:
+        return cls(
+            run_dir=info.run_dir, scorer=info.scorer, loss=info.loss, benchmark=info.benchmark,
+            benchmark_fingerprint=info.benchmark_fingerprint, run_fingerprint=info.run_fingerprint,
+            seed=info.seed, best_epoch=info.best_epoch, best_metrics=info.best_metrics,
+            epochs_run=len(info.history), timings=info.timings, cached=cached,
+        )
+
+
+def is_main_process() -> bool:
+    return os.environ.get("RANK", "0") == "0"
+
+
+def resolve_options(scorer_cls: type, loss: str | None, options: TrainOptions | dict[str, Any] | None) -> TrainOptions:
+    """Validated :class:`TrainOptions` with the loss resolved (argument > options > scorer default)."""
+    from pydantic import ValidationError
+
+    if options is None:
+        opts = TrainOptions()
+    elif isinstance(options, TrainOptions):
+        opts = options
+    elif isinstance(options, dict):
+        try:
+            opts = TrainOptions.model_validate(options)
+        except ValidationError as e:
+            err = e.errors()[0]
+            key = ".".join(str(p) for p in err.get("loc", ())) or None
+            raise InvalidArgumentError(f"bad training option: {err.get('msg')}", key=key,
+                                       hint=f"options: {', '.join(TrainOptions.model_fields)}") from None
+    else:
+        raise InvalidArgumentError(f"options must be a dict or TrainOptions, got {type(options).__name__}")
+    chosen = loss if loss is not None else opts.loss
+    if scorer_cls.uses_loss:
+        chosen = chosen or scorer_cls.default_loss
+        from gradebench.losses import get_loss
+
+        spec = get_loss(chosen)  # unknown names list close matches
+        unknown = sorted(set(opts.loss_params) - set(spec.params))
+        if unknown:
+            raise InvalidArgumentError(f"loss {chosen!r} has no parameter(s) {', '.join(unknown)}",
+                                       hint=f"its parameters: {', '.join(spec.params) or '(none)'}")
+    elif chosen is not None:
+        raise InvalidArgumentError(
+            f"scorer {scorer_cls.name!r} does not train with a gradebench loss (got --loss {chosen})",
+            hint="drop --loss; scorers that take one: see `gradebench scorers`",
+        )
+    return opts.model_copy(update={"loss": chosen})
+
+
+def train(
+    benchmark: str | Path | Benchmark,
+    scorer: str,
+    *,
+    loss: str | None = None,
+    config: dict[str, Any] | None = None,
+    options: TrainOptions | dict[str, Any] | None = None,
+    out: str | Path,
+    resume: bool = False,
+    progress: ProgressFn | None = None,
+) -> TrainResult:
+    """Train ``scorer`` on ``benchmark`` into the run folder ``out``.
+
+    A finished run with the same fingerprint in ``out`` is returned as is (``cached=True``).
+    ``resume=True`` continues an interrupted run of the same fingerprint from its last
+    checkpoint; a folder holding another run is refused.
+
+    Raises:
+        UnknownNameError: unknown scorer or loss.
+        InvalidArgumentError: bad config/options, or a loss given to a scorer that takes none.
+        RunError: ``out`` holds another run, or ``resume`` without an interrupted run there.
+        BenchmarkError: the benchmark folder is missing or malformed.
+    """
+    if not isinstance(scorer, str):
+        raise InvalidArgumentError(f"scorer must be a name, got {type(scorer).__name__}")
+    if not isinstance(out, (str, Path)):
+        raise InvalidArgumentError(f"out must be a path, got {type(out).__name__}")
+    t0 = time.perf_counter()
+    bench = open_benchmark(benchmark)
+    cls = get_scorer_class(scorer)
+    opts = resolve_options(cls, loss, options)
+    instance = cls(config, seed=opts.seed)
+    if not cls.trainable:
+        raise InvalidArgumentError(f"scorer {scorer!r} is not trainable",
+                                   hint=f"evaluate it directly: gradebench eval --scorer {scorer}")
+    described = instance.describe()
+    fp = run_fingerprint(benchmark_fingerprint=bench.fingerprint, scorer=described,
+                         options=opts.model_dump(mode="json"))
+    run_dir = Path(out)
+    cached = _check_run_dir(run_dir, fp, resume=resume)
+    check_writable_dir(run_dir, what="--out")
+    if cached is not None:
+        return TrainResult.from_info(cached, cached=True)
+    if "train" not in bench.files:
+        raise InvalidArgumentError(f"benchmark {bench.name} has no train split", path=bench.path,
+                                   hint="build it with --resplit 80/10/10")
+    train_lists = bench.lists("train")
+    if opts.max_train_queries is not None:
+        train_lists = train_lists.head(opts.max_train_queries)
+    if opts.list_size is not None:
+        train_lists = train_lists.subsample(opts.list_size, seed=opts.seed)
+    validation = bench.lists("validation") if "validation" in bench.files else None
+    if validation is not None and opts.max_validation_queries is not None:
+        validation = validation.head(opts.max_validation_queries)
+    if validation is not None and opts.list_size is not None:
+        validation = validation.subsample(opts.list_size, seed=opts.seed)
+    if is_main_process():
+        write_json_atomic(run_dir / RUN_CONFIG, {
+            "run_fingerprint": fp, "benchmark": bench.name, "benchmark_fingerprint": bench.fingerprint,
+            "benchmark_path": str(bench.path), "scorer": described, "options": opts.model_dump(mode="json"),
+        })
+    t_fit = time.perf_counter()
+    history = instance.fit(train_lists, validation, opts, run_dir=run_dir, resume=resume, progress=progress)
+    fit_s = time.perf_counter() - t_fit
+    best_epoch, best = _best(history, opts.eval_metric)
+    info = RunInfo(
+        run_dir=str(run_dir), scorer=scorer, scorer_version=cls.version,
+        config=described["config"], loss=opts.loss, loss_params=dict(opts.loss_params),
+        options=opts.model_dump(mode="json"), seed=opts.seed, benchmark=bench.name,
+        benchmark_fingerprint=bench.fingerprint, benchmark_path=str(bench.path), run_fingerprint=fp,
+        best_epoch=best_epoch, best_metrics=best, history=history,
+        timings={"fit_s": round(fit_s, 3), "total_s": round(time.perf_counter() - t0, 3)},
+        n_train_queries=train_lists.n_queries,
+        n_validation_queries=0 if validation is None else validation.n_queries,
+    )
+    if is_main_process():
+        _save_model(instance, run_dir)
+        write_json_atomic(run_dir / RUN_JSON, info.to_dict())
+    return TrainResult.from_info(info, cached=False)
+
+
+def _check_run_dir(run_dir: Path, fp: str, *, resume: bool) -> RunInfo | None:
+    if run_dir.exists() and not run_dir.is_dir():
+        raise RunError("--out is a file, not a folder", path=run_dir, hint="choose another --out")
+    if (run_dir / RUN_JSON).is_file():
+        info = read_run_info(run_dir)
+        if info.run_fingerprint == fp:
+            return info
+        raise RunError("the folder holds another finished run", path=run_dir,
+                       hint="choose another --out (or delete that run)")
+    if (run_dir / RUN_CONFIG).is_file():
+        started = read_json(run_dir / RUN_CONFIG, what=RUN_CONFIG)
+        if started.get("run_fingerprint") != fp:
+            raise RunError("the folder holds an interrupted run of another configuration", path=run_dir,
+                           hint="choose another --out, or repeat that run's exact options with --resume")
+        if not resume:
+            raise RunError("the folder holds an interrupted run of this configuration", path=run_dir,
+                           hint="continue it with --resume, or choose another --out")
+        return None
+    if resume:
+        raise RunError("nothing to resume here (no interrupted run)", path=run_dir,
+                       hint="drop --resume to start the run")
+    if run_dir.is_dir() and any(run_dir.iterdir()):
+        raise RunError("--out is a non-empty folder that holds no run", path=run_dir,
+                       hint="choose a new or empty folder")
+    return None
+
+
+def _best(history: list[dict[str, Any]], metric: str) -> tuple[int | None, dict[str, Any]]:
+    key = metric if metric.startswith("eval_") else f"eval_{metric}"
+    scored = [h for h in history if isinstance(h.get(key), (int, float))]
+    if not scored:
+        return (history[-1].get("epoch") if history else None), (dict(history[-1]) if history else {})
+    best = max(scored, key=lambda h: h[key])  # first of equal values: max keeps the earliest
+    return best.get("epoch"), dict(best)
+
+
+def _save_model(scorer: Any, run_dir: Path) -> None:
+    """Save into a temp folder inside ``run_dir``, then rename onto ``run_dir/model``."""
+    run_dir.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=".model.incomplete-", dir=run_dir))
+    try:
+        scorer.save(tmp)
+        publish_dir(tmp, run_dir / MODEL_DIR)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
