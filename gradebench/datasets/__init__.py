@@ -3,7 +3,7 @@
 Built-in builders are imported on first lookup (never at ``import gradebench``), so no
 command pays for readers it does not use and registration order never matters. Third-party
 builders register with :func:`register_builder` or under the entry-point group
-``gradebench.datasets`` (``name = "package.module:BuilderClass"``).
+``gradebench.builders`` (``name = "package.module:BuilderClass"``).
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ BUILTIN: dict[str, str] = {
     "anli": "gradebench.datasets.anli.builder:ANLIBuilder",
     "worldtree": "gradebench.datasets.worldtree.builder:WorldTreeBuilder",
 }
-ENTRY_POINT_GROUP = "gradebench.datasets"
+ENTRY_POINT_GROUP = "gradebench.builders"  # the plugin contract: unchanged by the move to datasets/
 
 _REGISTRY: Registry[type[Builder]] = Registry("builder")
 _loaded = False

@@ -17,7 +17,7 @@ what is specific to its source:
 - :meth:`select`: records -> work units (one per graded list) or skip reasons.
 - :meth:`make_lists`: work units -> :class:`GradedList` (runs in worker processes; pure).
 
-A builder is registered under ``gradebench.datasets`` (see :mod:`gradebench.datasets`).
+A builder is registered in the builder registry (see :mod:`gradebench.datasets`).
 """
 
 from __future__ import annotations
