@@ -236,30 +236,26 @@ def open_benchmark(path: str | Path | Benchmark) -> Benchmark:
     benchmark accepts either.
 
     Raises:
-        BenchmarkError: no such folder, no/invalid manifest, no data files, or a missing core
-            column; the message names the file and how to fix it.
+        BenchmarkError: no such folder, no/invalid manifest, no data files, data files that do
+            not match the manifest's sizes and sha256s (files edited, swapped or truncated after
+            the build), or a missing core column; the message names the file and how to fix it.
     """
     if isinstance(path, Benchmark):
         return path
     if not isinstance(path, (str, Path)):
         raise InvalidArgumentError(f"benchmark path must be a str or Path, got {type(path).__name__}")
     from gradebench.benchmark.info import info
+    from gradebench.benchmark.manifest import verify_data
 
     p = Path(path)
     manifest = info(p)
     manifest.pop("path", None)
-    m = p / MANIFEST
-    recipe = manifest.get("recipe")
-    name = recipe.get("name") if isinstance(recipe, dict) else None
-    fp = manifest.get("fingerprint")
-    if not isinstance(name, str) or not isinstance(fp, str):
-        raise BenchmarkError("manifest lacks recipe.name or fingerprint", path=m, hint="rebuild with --force")
-    files: dict[str, list[Path]] = {}
-    for f in sorted((p / "data").glob("*.parquet")):
-        split = f.name.split("-", 1)[0]
-        files.setdefault(split, []).append(f)
+    name, fp = manifest["recipe"]["name"], manifest["fingerprint"]  # checked by read_manifest
+    # the files the manifest lists (never a glob: a stray or renamed file must not join a split)
+    files = {s: [p / f for f in sorted(v["files"])] for s, v in manifest["splits"].items() if v["files"]}
     if not files:
-        raise BenchmarkError("no data/*.parquet files", path=p / "data", hint="rebuild with --force")
+        raise BenchmarkError("the manifest lists no data files", path=p / MANIFEST, hint="rebuild with --force")
+    verify_data(p, manifest)
     _check_columns(next(iter(files.values()))[0])
     return Benchmark(path=p, name=name, fingerprint=fp, manifest=manifest, files=files)
 
@@ -340,6 +336,7 @@ def lists_from_table(table: Any, *, benchmark: str = "", fingerprint: str = "", 
         out[row_query, pos] = values
         return out
 
+    _refuse_duplicate_candidates(row_query, cols["candidate_id"], qid, split)
     first_rows = first[order_of_query]
     rel = np.asarray(cols["relevance"], dtype=np.float64)
     sc = np.asarray(cols["score"], dtype=np.float64)
@@ -363,6 +360,22 @@ def lists_from_table(table: Any, *, benchmark: str = "", fingerprint: str = "", 
         mask=mask,
         extra=extra,
     )
+
+
+def _refuse_duplicate_candidates(row_query: np.ndarray, candidate_ids: np.ndarray, qid: np.ndarray, split: str) -> None:
+    """A (query_id, candidate_id) pair stored twice would count one candidate twice in every metric."""
+    if not len(row_query):
+        return
+    _, cid = np.unique(candidate_ids, return_inverse=True)
+    key = row_query.astype(np.int64) * (int(cid.max()) + 1) + cid.astype(np.int64)
+    uniq, first, counts = np.unique(key, return_index=True, return_counts=True)
+    if len(uniq) != len(key):
+        row = int(first[np.argmax(counts > 1)])
+        where = f" in split {split!r}" if split else ""
+        raise BenchmarkError(
+            f"duplicate rows{where}: query_id {qid[row]!r} lists candidate_id {candidate_ids[row]!r} "
+            f"{int(counts.max())} times", hint="each (query_id, candidate_id) must be unique; rebuild with --force",
+        )
 
 
 def _column(table: Any, name: str) -> np.ndarray:

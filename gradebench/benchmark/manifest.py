@@ -15,6 +15,7 @@ from gradebench._version import DATA_FORMAT_VERSION
 from gradebench.benchmark.format import MANIFEST
 from gradebench.errors import BenchmarkError
 from gradebench.hashing import sha256_file
+from gradebench.names import SPLITS, check_data_file, check_fingerprint, check_name
 
 _FIX = "rebuild with `gradebench build ... --force`"
 
@@ -38,26 +39,42 @@ def check_manifest(m: Any, path: Path) -> dict[str, Any]:
             f"data format v{version} is not supported (this gradebench reads v{DATA_FORMAT_VERSION})", path=path,
             hint="rebuild the benchmark with this gradebench version",
         )
-    _need(isinstance(m.get("fingerprint"), str), "'fingerprint' must be a string", path)
+    check_fingerprint(m.get("fingerprint"), what="manifest fingerprint", path=path)
     recipe = m.get("recipe")
-    _need(isinstance(recipe, dict) and isinstance(recipe.get("name"), str), "'recipe.name' must be a string", path)
+    _need(isinstance(recipe, dict), "'recipe' must be an object", path)
+    # names read from a file become parts of paths (records, publish folders): checked here
+    check_name(recipe.get("name"), what="manifest recipe.name", path=path)
     splits = m.get("splits")
     _need(isinstance(splits, dict), "'splits' must be an object", path)
+    listed: list[str] = []
     for s, v in splits.items():
+        _need(s in SPLITS, f"unknown split {s!r} (a benchmark has {', '.join(SPLITS)})", path)
         _need(
             isinstance(v, dict)
             and isinstance(v.get("queries"), int)
             and isinstance(v.get("candidates"), int)
-            and isinstance(v.get("files"), list)
-            and all(isinstance(f, str) for f in v["files"]),
+            and isinstance(v.get("files"), list),
             f"'splits.{s}' needs integer queries/candidates and a list of files",
             path,
         )
+        listed += [check_data_file(f, split=s, path=path) for f in v["files"]]
+    _need(len(set(listed)) == len(listed), "a data file is listed twice", path)
     _need(isinstance(m.get("skipped"), dict), "'skipped' must be an object", path)
     _need(isinstance(m.get("stats"), dict), "'stats' must be an object", path)
     digests = m.get("file_digests")
     _need(digests is None or isinstance(digests, dict), "'file_digests' must be an object", path)
+    if digests is not None:
+        _need(sorted(digests) == sorted(listed), "'file_digests' must name exactly the listed data files", path)
+        for name, d in digests.items():
+            _need(
+                isinstance(d, dict) and _is_int(d.get("bytes")) and isinstance(d.get("sha256"), str),
+                f"'file_digests.{name}' needs integer bytes and a sha256", path,
+            )
     return m
+
+
+def _is_int(x: Any) -> bool:
+    return isinstance(x, int) and not isinstance(x, bool)
 
 
 def read_manifest(folder: str | Path) -> dict[str, Any]:
@@ -78,26 +95,52 @@ def read_manifest(folder: str | Path) -> dict[str, Any]:
     return check_manifest(data, m)
 
 
-def cached_problem(folder: Path) -> str | None:
-    """Why a complete-looking folder cannot be trusted (missing/changed files), or None if intact.
+#: (real path, size, mtime_ns, inode) of data files whose sha256 matched in this process
+_VERIFIED: set[tuple[str, int, int, int]] = set()
 
-    Folders built before file digests were recorded are checked by row counts instead.
+
+def verify_data(folder: Path, m: dict[str, Any]) -> None:
+    """Check a benchmark's data files against its manifest before they are read.
+
+    Sizes are checked on every call; the sha256 of each file once per process (a file whose
+    size, mtime or inode changes is hashed again). Folders built before digests were recorded
+    are checked by row counts. A mismatch is a one-line :class:`BenchmarkError`: results under
+    the benchmark's fingerprint must come from the data that fingerprint describes.
     """
-    try:
-        m = read_manifest(folder)
-    except BenchmarkError as e:
-        return e.message
+    problem = data_problem(folder, m, once=True)
+    if problem is not None:
+        raise BenchmarkError(
+            f"the data does not match the manifest: {problem}", path=folder,
+            hint="the folder was changed after it was built; rebuild it with `gradebench build ... --force`",
+        )
+
+
+def data_problem(folder: Path, m: dict[str, Any], *, once: bool) -> str | None:
+    """Why ``folder``'s data files do not match manifest ``m`` (None when they do).
+
+    ``once``: skip the sha256 of a file already verified in this process (same size, mtime and
+    inode); otherwise every file is hashed.
+    """
     digests = m.get("file_digests")
-    if digests is not None:
-        for name, d in digests.items():
-            f = folder / name
-            if not f.is_file():
-                return f"{name} is missing"
-            if f.stat().st_size != d.get("bytes"):
-                return f"{name} has {f.stat().st_size} bytes, the manifest records {d.get('bytes')}"
-            if sha256_file(f) != d.get("sha256"):
+    if digests is None:
+        return _row_count_problem(folder, m)
+    for name, d in sorted(digests.items()):
+        f = folder / name
+        try:
+            st = f.stat()
+        except OSError:
+            return f"{name} is missing"
+        if st.st_size != d["bytes"]:
+            return f"{name} has {st.st_size} bytes, the manifest records {d['bytes']}"
+        key = (str(f.resolve()), st.st_size, st.st_mtime_ns, st.st_ino)
+        if not (once and key in _VERIFIED):
+            if sha256_file(f) != d["sha256"]:
                 return f"{name} does not match its recorded sha256"
-        return None
+            _VERIFIED.add(key)
+    return None
+
+
+def _row_count_problem(folder: Path, m: dict[str, Any]) -> str | None:
     import pyarrow.parquet as pq
 
     for s, v in m["splits"].items():
@@ -113,3 +156,16 @@ def cached_problem(folder: Path) -> str | None:
         if rows != v["candidates"]:
             return f"split {s} has {rows} rows, the manifest records {v['candidates']}"
     return None
+
+
+def cached_problem(folder: Path) -> str | None:
+    """Why a complete-looking folder cannot be trusted (missing/changed files), or None if intact.
+
+    Every file is hashed (the build cache must never reuse changed data); folders built before
+    file digests were recorded are checked by row counts instead.
+    """
+    try:
+        m = read_manifest(folder)
+    except BenchmarkError as e:
+        return e.message
+    return data_problem(folder, m, once=False)
