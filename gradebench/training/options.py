@@ -11,10 +11,11 @@ from pydantic import BaseModel, ConfigDict, Field
 class TrainOptions(BaseModel):
     """Options of one training run, shared by every trainable scorer.
 
-    ``lr=None`` means the scorer's own default (``Scorer.default_lr``).
+    ``lr=None`` means the scorer's own default (``Scorer.default_lr``). Every number must be
+    finite (``--lr inf`` or ``nan`` is refused with the option's name, never trained with).
     """
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
     loss: str | None = None
     loss_params: dict[str, Any] = Field(default_factory=dict)
