@@ -237,7 +237,9 @@ def build(
     if not isinstance(recipe, (str, os.PathLike, Recipe)):
         raise InvalidArgumentError(f"recipe must be a name, a path or a Recipe, got {type(recipe).__name__}",
                                    hint="e.g. build('esnli')")
-    r = recipe if isinstance(recipe, Recipe) else load_recipe(recipe)
+    # a Recipe object may have been changed without validation (model_copy, model_construct):
+    # it is validated again, as a recipe file would be, before anything is written
+    r = _revalidated(recipe) if isinstance(recipe, Recipe) else load_recipe(recipe)
     builder_cls = get_builder(r.source.family)
     builder = builder_cls(r)
     # before any reading, hashing or downloading: an unusable --out fails in milliseconds
@@ -333,6 +335,18 @@ def build(
     result = _result_from_manifest(path, manifest, cached=False)
     result.repaired = repaired
     return result
+
+
+def _revalidated(recipe: Recipe) -> Recipe:
+    from gradebench.errors import RecipeError
+    from gradebench.recipes.loader import recipe_from_dict
+
+    try:
+        data = recipe.model_dump(mode="json", warnings=False)
+    except Exception as e:  # noqa: BLE001 - a constructed model can hold anything
+        raise RecipeError(f"the recipe cannot be serialised ({type(e).__name__}: {e})",
+                          hint="build Recipe objects with load_recipe() or Recipe.model_validate()") from None
+    return recipe_from_dict(data)
 
 
 def _assign(units: list[Any], skipped: Counter, resplit: Sequence[int] | None) -> tuple[list, list[str], Counter]:
