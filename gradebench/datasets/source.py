@@ -49,8 +49,6 @@ __all__ = [
 
 #: the spec's file name inside a family's folder (the package of its builder)
 SOURCE_FILE = "source.yaml"
-#: the recipe ``source`` keys a spec fills in
-SPEC_KEYS = ("homepage", "license", "citation", "base_url", "files", "embedded")
 #: Hub license ids that are not lower-case SPDX ids (https://huggingface.co/docs/hub/repositories-licenses)
 HUB_ONLY_IDS = frozenset({"other", "unknown", "odc-by", "c-uda", "cc", "bsd", "gpl", "lgpl", "gfdl"})
 SplitName = Literal["train", "validation", "test"]
@@ -65,6 +63,13 @@ def _spdx(expression: str) -> str:
         return canonicalize_license_expression(expression)
     except InvalidLicenseExpression as e:
         raise ValueError(f"{expression!r} is not an SPDX license expression ({e})") from None
+
+
+def _spdx_or_none(hub_id: str) -> str | None:
+    try:
+        return _spdx(hub_id)
+    except ValueError:
+        return None
 
 
 def _spdx_ids(expression: str) -> list[str]:
@@ -135,13 +140,6 @@ class License(StrictModel):
                    redistributable=redistributable)
 
 
-def _spdx_or_none(hub_id: str) -> str | None:
-    try:
-        return _spdx(hub_id)
-    except ValueError:
-        return None
-
-
 class RemoteFileSpec(StrictModel):
     """A file of the source's published release and the checksum that verifies it."""
 
@@ -188,6 +186,10 @@ class Release(StrictModel):
         return out
 
 
+#: the recipe ``source`` keys a spec fills in
+SPEC_KEYS = tuple(Release.model_fields)
+
+
 class FamilySource(ReleaseFields):
     """A family's ``source.yaml``: a release at the top level and named variants of it."""
 
@@ -201,9 +203,9 @@ class FamilySource(ReleaseFields):
             try:
                 self.release(name)
             except ValidationError as e:
-                msg, loc, _ = validation_problem(e.errors(), unknown_key_hint="")
+                msg, _, _ = validation_problem(e.errors(), unknown_key_hint="")
                 where = "the top level" if name is None else f"variant {name!r}"
-                raise ValueError(f"{where} is not a complete release: {msg} ({dotted(loc)})") from None
+                raise ValueError(f"{where} is not a complete release: {msg}") from None
         seen: dict[str, License] = {}
         for lic in self.licenses():
             key = " ".join(lic.text.split())
@@ -244,9 +246,9 @@ def read_source_spec(path: Path) -> FamilySource:
     try:
         return FamilySource.model_validate(data)
     except ValidationError as e:
-        known = ", ".join([*ReleaseFields.model_fields, "variants"])
         msg, loc, hint = validation_problem(
-            e.errors(), unknown_key_hint=f"remove it or fix its spelling; a source spec knows {known}"
+            e.errors(), unknown_key_hint="remove it or fix its spelling; the keys are those of FamilySource, "
+            "Release and License in gradebench/datasets/source.py (see any family's source.yaml)"
         )
         raise RecipeError(msg, path=path, line=line_of(node, loc), key=dotted(loc) or None, hint=hint) from None
 
