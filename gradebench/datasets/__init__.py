@@ -4,6 +4,13 @@ Built-in builders are imported on first lookup (never at ``import gradebench``),
 command pays for readers it does not use and registration order never matters. Third-party
 builders register with :func:`register_builder` or under the entry-point group
 ``gradebench.builders`` (``name = "package.module:BuilderClass"``).
+
+Adding a dataset family is one folder and one recipe. ``gradebench/datasets/<family>/`` holds
+``reader.py`` (files -> records, errors naming file and line, built on :mod:`gradebench.io`),
+``builder.py`` (a :class:`Builder`: locate, read, select, make_lists; registered as above) and
+``source.yaml`` (homepage, citation, download files with checksums, structured license: see
+:mod:`gradebench.datasets.source`); ``recipes/<name>.yaml`` then needs only
+``source: {family, formats, default}`` and the builder's section keys.
 """
 
 from __future__ import annotations

@@ -154,5 +154,9 @@ class Builder(ABC):
         return [self.summary] if self.summary else []
 
     def redistributable(self) -> bool:
-        """False when the source's license forbids republishing (``publish`` then needs a flag)."""
-        return True
+        """False when the source's license forbids republishing (``publish`` then needs a flag).
+
+        The recipe's structured license says it (``redistributable`` in the family's
+        ``source.yaml``, see :mod:`gradebench.datasets.source`).
+        """
+        return self.recipe.source.license_terms.redistributable

@@ -19,9 +19,12 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gradebench.errors import BenchmarkError, InvalidArgumentError
+
+if TYPE_CHECKING:
+    from gradebench.datasets.source import License
 
 FORMAT = "gradebench.hub"
 FORMAT_VERSION = 1
@@ -59,9 +62,23 @@ class Variant:
         return " ".join(str(self.manifest["recipe"]["source"].get("license", "")).split())
 
     @property
+    def license_terms(self) -> License:
+        """The structured license of the source, named by the recipe's license text (see ``license_for``)."""
+        from gradebench.datasets.source import License, license_for
+        from gradebench.errors import UnknownNameError
+
+        src = self.manifest["recipe"]["source"]
+        text = str(src.get("license", ""))
+        try:
+            return license_for(src["family"], text)
+        except UnknownNameError:  # built by a builder that is not installed here: only the text is known
+            return License.unknown(text, redistributable=True)
+
+    @property
     def redistributable(self) -> bool:
-        # a manifest without the key predates the flag; its builder then had no restriction
-        return self.manifest.get("redistributable", True) is not False
+        # both the manifest's flag (set by the builder at build time; a manifest without it predates
+        # the flag) and the source's structured license must allow republishing
+        return self.manifest.get("redistributable", True) is not False and self.license_terms.redistributable
 
     @property
     def builder(self) -> dict[str, Any]:
@@ -281,8 +298,13 @@ def render_license(variants: list[Variant]) -> str:
     ]
     for v in variants:
         src = v.manifest["recipe"]["source"]
-        lines += [f"## `{v.config}`", "", f"- license: {v.license_text}",
-                  f"- source: {src.get('homepage') or 'embedded in gradebench'}"]
+        terms = v.license_terms
+        lines += [f"## `{v.config}`", "", f"- license: {v.license_text}"]
+        if terms.id != "other":
+            lines.append(f"- SPDX license expression: `{terms.id}`")
+        if terms.url:
+            lines.append(f"- terms: {terms.url}")
+        lines.append(f"- source: {src.get('homepage') or 'embedded in gradebench'}")
         if not v.redistributable:
             lines.append("- **not redistributable** according to its recipe: published with "
                          "--allow-non-redistributable by someone who states they hold the rights")

@@ -1,13 +1,15 @@
-"""Hub license identifiers from a recipe's free-text license statement.
+"""Hub license identifiers from the structured licenses of the sources a repo holds.
 
-A recipe states its source's license in words (``"MIT (e-SNLI annotations, ...); SNLI sentences
-CC BY-SA 4.0"``); the Hub's ``license:`` field takes identifiers from
-https://huggingface.co/docs/hub/repositories-licenses. :func:`hub_license_ids` finds the
-identifiers the text names, in order of first mention, and adds ``other`` where the text is
-not covered by them: a source that may not be redistributed, terms without an identifier
-(EULA, OANC, public domain, no stated license), or no identifier at all. The full statement
-always travels with the data (the card's "Source and license" section, ``LICENSE.md`` and
-``gradebench.json``); ``publish(license=[...])`` overrides the detection.
+Every source's license is data: ``license`` in its family's ``source.yaml``
+(:class:`~gradebench.datasets.source.License`), with the Hub ids that cover it (``hub``) and
+whether it may be republished (``redistributable``). A built benchmark names its license by the
+free-text statement its recipe carries (``source.license``, part of the fingerprint), which
+:func:`~gradebench.datasets.source.license_for` maps back to the structured one; a statement no
+spec knows (a recipe that overrides it) counts as ``other``. :func:`hub_license_ids` merges the
+ids of several sources for the README's ``license:`` field
+(https://huggingface.co/docs/hub/repositories-licenses). The full statement always travels
+with the data (the card's "Source and license" section, ``LICENSE.md`` and ``gradebench.json``);
+``publish(license=[...])`` overrides the ids.
 """
 
 from __future__ import annotations
@@ -15,69 +17,31 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 
-#: (pattern, Hub identifier); the more specific Creative Commons variants first
-KNOWN: tuple[tuple[str, str], ...] = (
-    (r"\bCC[ -]BY[ -]NC[ -]SA[ -]4\.0\b", "cc-by-nc-sa-4.0"),
-    (r"\bCC[ -]BY[ -]NC[ -]SA[ -]3\.0\b", "cc-by-nc-sa-3.0"),
-    (r"\bCC[ -]BY[ -]NC[ -]ND[ -]4\.0\b", "cc-by-nc-nd-4.0"),
-    (r"\bCC[ -]BY[ -]NC[ -]4\.0\b", "cc-by-nc-4.0"),
-    (r"\bCC[ -]BY[ -]NC[ -]3\.0\b", "cc-by-nc-3.0"),
-    (r"\bCC[ -]BY[ -]SA[ -]4\.0\b", "cc-by-sa-4.0"),
-    (r"\bCC[ -]BY[ -]SA[ -]3\.0\b", "cc-by-sa-3.0"),
-    (r"\bCC[ -]BY[ -]4\.0\b", "cc-by-4.0"),
-    (r"\bCC[ -]BY[ -]3\.0\b", "cc-by-3.0"),
-    (r"\bCC0(?:[ -]1\.0)?\b", "cc0-1.0"),
-    (r"\bApache(?:[ -]License)?[ ,-]*(?:v(?:ersion)?[ -]?)?2\.0\b", "apache-2.0"),
-    (r"\bBSD[ -]3[ -]Clause\b", "bsd-3-clause"),
-    (r"\bGPL[ -]?v?3(?:\.0)?\b", "gpl-3.0"),
-    (r"\bODC[ -]BY\b", "odc-by"),
-    (r"\bMIT\b", "mit"),
-)
-
-#: wording that means terms no Hub identifier covers
-OTHER_TERMS = re.compile(
-    r"no license|not distribute|EULA|non-commercial use only|unknown|Open American National Corpus|OANC"
-    r"|public domain|license of the table",
-    re.IGNORECASE,
-)
+from gradebench.datasets.source import License
 
 #: a Hub license identifier: lower-case letters, digits, dots and dashes
 _ID = re.compile(r"^[a-z0-9][a-z0-9.-]*$")
 
 
-def named_ids(text: str) -> list[str]:
-    """The Hub identifiers ``text`` names, in order of first mention, each once.
+def hub_license_ids(licenses: Iterable[tuple[License, bool]]) -> list[str]:
+    """The ``license:`` list for a repo holding sources with ``(license, redistributable)``.
+
+    Each license's Hub ids in order of first appearance, each once, and ``other`` last when a
+    license lists it or a source may not be redistributed (open ids alone would misstate the
+    terms).
 
     Example:
-        >>> named_ids("MIT (e-SNLI annotations); SNLI sentences CC BY-SA 4.0")
-        ['mit', 'cc-by-sa-4.0']
-    """
-    found: dict[str, int] = {}
-    taken: list[tuple[int, int]] = []
-    for pattern, ident in KNOWN:
-        for m in re.finditer(pattern, text, flags=re.IGNORECASE if ident != "mit" else 0):
-            if any(a < m.end() and m.start() < b for a, b in taken):
-                continue  # already part of a more specific match
-            taken.append((m.start(), m.end()))
-            found[ident] = min(found.get(ident, m.start()), m.start())
-    return sorted(found, key=lambda k: found[k])
-
-
-def hub_license_ids(texts: Iterable[tuple[str, bool]]) -> list[str]:
-    """The ``license:`` list for a repo holding sources with ``(license text, redistributable)``.
-
-    Example:
-        >>> hub_license_ids([("Apache-2.0 (written by the gradebench team)", True)])
-        ['apache-2.0']
-        >>> hub_license_ids([("Mixed: questions ... (Do not distribute; AI2 EULA); tables CC BY-SA 4.0", False)])
-        ['cc-by-sa-4.0', 'other']
+        >>> mit = License(id="MIT", hub=["mit"], name="MIT", text="MIT", redistributable=True)
+        >>> hub_license_ids([(mit, True)])
+        ['mit']
+        >>> hub_license_ids([(mit, False)])
+        ['mit', 'other']
     """
     ids: list[str] = []
     other = False
-    for text, redistributable in texts:
-        named = named_ids(text)
-        ids += [i for i in named if i not in ids]
-        other = other or not redistributable or not named or OTHER_TERMS.search(text) is not None
+    for lic, redistributable in licenses:
+        ids += [i for i in lic.hub if i != "other" and i not in ids]
+        other = other or "other" in lic.hub or not redistributable or not lic.redistributable
     return [*ids, "other"] if other else ids
 
 

@@ -102,10 +102,10 @@ def publish(
         private: create the repo private (an existing repo keeps its visibility).
         dry_run: write exactly the folder that would be pushed here (atomically) and push
             nothing; no token or network needed.
-        allow_non_redistributable: publish benchmarks whose manifest says
-            ``redistributable: false`` (the source's license forbids republishing).
-        license: the README's Hub license ids (default: derived from the recipes' licenses,
-            see :mod:`gradebench.hub.licenses`).
+        allow_non_redistributable: publish benchmarks whose source's license forbids republishing
+            (``redistributable: false`` in the family's ``source.yaml``, recorded in the manifest).
+        license: the README's Hub license ids (default: the ``hub`` ids of the sources' structured
+            licenses, see :mod:`gradebench.hub.licenses`).
         pretty_name: the card's title (default ``gradebench <config>, <config>``).
         progress: ``progress(done, total, message)`` while the folder is written.
 
@@ -139,7 +139,7 @@ def publish(
         token = require_token()
     for v in variants:  # hashing every file comes after the cheap refusals
         verify_variant(v)
-    ids = ids or hub_license_ids((v.license_text, v.redistributable) for v in variants)
+    ids = ids or hub_license_ids((v.license_terms, v.redistributable) for v in variants)
     name = pretty_name.strip() if pretty_name else "gradebench " + ", ".join(v.config for v in variants)
     layout = plan(variants, repo_id=repo_id, pretty_name=name, license_ids=ids)
     result = PublishResult(repo_id=repo_id, configs=layout.configs, files=layout.files(), license=ids,

@@ -10,30 +10,13 @@ import yaml
 from pydantic import ValidationError
 
 from gradebench.errors import RecipeError, UnknownNameError
+from gradebench.io.yamlio import dotted as _dotted
+from gradebench.io.yamlio import line_of as _line_of
+from gradebench.io.yamlio import load_yaml as _load_yaml
+from gradebench.io.yamlio import read_mapping, validation_problem
 from gradebench.recipes.models import Recipe, recipe_model
 
 _PKG = Path(__file__).resolve().parents[1]
-
-
-class _UniqueKeyLoader(yaml.SafeLoader):
-    """SafeLoader that refuses a mapping with the same key twice (YAML 1.2 forbids it; PyYAML keeps the last)."""
-
-    def construct_mapping(self, node, deep=False):
-        seen: dict[Any, int] = {}
-        for key_node, _ in node.value:
-            key = self.construct_object(key_node, deep=True)
-            if key in seen:
-                raise yaml.constructor.ConstructorError(
-                    None, None,
-                    f"duplicate key {key!r} (first on line {seen[key]})",
-                    key_node.start_mark,
-                )
-            seen[key] = key_node.start_mark.line + 1
-        return super().construct_mapping(node, deep=deep)
-
-
-def _load_yaml(text: str) -> Any:
-    return yaml.load(text, Loader=_UniqueKeyLoader)  # noqa: S506 - a SafeLoader subclass
 
 
 def recipes_dir() -> Path:
@@ -70,41 +53,15 @@ def resolve_recipe_path(name_or_path: str | Path) -> Path:
 def load_recipe(name_or_path: str | Path) -> Recipe:
     """Load and validate a recipe; any problem raises :class:`RecipeError` naming file, line and key."""
     path = resolve_recipe_path(name_or_path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except UnicodeDecodeError as e:
-        raise RecipeError(f"not UTF-8 text ({e.reason})", path=path, hint="save the recipe as UTF-8") from None
-    try:
-        node = yaml.compose(text, Loader=yaml.SafeLoader)
-        data = _load_yaml(text)
-    except yaml.YAMLError as e:
-        mark = getattr(e, "problem_mark", None)
-        line = None if mark is None else mark.line + 1
-        problem = getattr(e, "problem", None) or str(e).splitlines()[0]
-        raise RecipeError(f"invalid YAML: {problem}", path=path, line=line, hint="fix the YAML syntax") from None
-    if not isinstance(data, dict):
-        raise RecipeError("a recipe must be a YAML mapping", path=path, line=1, hint="start with 'name: ...'")
+    data, node = read_mapping(path, what="recipe", start_hint="start with 'name: ...'")
     data = _resolve_extends(data, path, node, seen=(path.resolve(),))
     try:
         return recipe_model(_builder_of(data, path, node)).model_validate(data)
     except ValidationError as e:
-        err = e.errors()[0]
-        loc = tuple(err["loc"])
-        key = _dotted(loc) or None
-        line = _line_of(node, loc)
-        if err["type"] == "extra_forbidden":
-            msg = f"unknown key {loc[-1]!r}"
-            hint = "remove it or fix its spelling; see the other recipes in recipes/ for the known keys"
-        elif err["type"] == "missing":
-            msg = f"missing required key {loc[-1]!r}"
-            hint = "add it"
-        else:
-            msg = err["msg"].removeprefix("Value error, ")
-            hint = "fix the value"
-        more = len(e.errors()) - 1
-        if more:
-            msg += f" (and {more} more problem{'s' if more > 1 else ''})"
-        raise RecipeError(msg, path=path, line=line, key=key, hint=hint) from None
+        msg, loc, hint = validation_problem(
+            e.errors(), unknown_key_hint="remove it or fix its spelling; see the other recipes in recipes/ for the known keys"
+        )
+        raise RecipeError(msg, path=path, line=_line_of(node, loc), key=_dotted(loc) or None, hint=hint) from None
 
 
 def _raw(path: Path) -> tuple[dict[str, Any], yaml.Node | None]:
@@ -197,38 +154,6 @@ def recipe_from_dict(data: dict[str, Any]) -> Recipe:
         raise RecipeError(
             err["msg"].removeprefix("Value error, "), key=_dotted(tuple(err["loc"])), hint="fix the value"
         ) from None
-
-
-def _dotted(loc: tuple[Any, ...]) -> str:
-    out = ""
-    for part in loc:
-        if isinstance(part, int):
-            out += f"[{part}]"
-        else:
-            out += ("." if out else "") + str(part)
-    return out
-
-
-def _line_of(node: yaml.Node | None, loc: tuple[Any, ...]) -> int | None:
-    """1-based line of the YAML node at ``loc`` (the deepest node that exists)."""
-    line = None if node is None else node.start_mark.line + 1
-    for part in loc:
-        if isinstance(node, yaml.MappingNode):
-            found = None
-            for k, v in node.value:
-                if k.value == part:
-                    found = (k, v)
-                    break
-            if found is None:
-                return line
-            line = found[0].start_mark.line + 1
-            node = found[1]
-        elif isinstance(node, yaml.SequenceNode) and isinstance(part, int) and part < len(node.value):
-            node = node.value[part]
-            line = node.start_mark.line + 1
-        else:
-            return line
-    return line
 
 
 def with_overrides(recipe: Recipe, overrides: dict[str, Any]) -> Recipe:

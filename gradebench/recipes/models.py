@@ -9,38 +9,31 @@ therefore of the benchmark fingerprint.
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import Field, create_model, field_validator, model_validator
 
+from gradebench.datasets.source import License, RemoteFileSpec, SplitName, license_for, resolve_source
 from gradebench.strict import StrictModel
 
-SplitName = Literal["train", "validation", "test"]
+__all__ = ["MAX_VERSION", "Recipe", "RemoteFileSpec", "SourceSpec", "SplitName", "check_resplit", "recipe_model"]
 _NAME = r"^[a-z][a-z0-9_-]*$"
 
 
-class RemoteFileSpec(StrictModel):
-    """A file of the source's published release and the checksum that verifies it."""
-
-    filename: str = Field(description="path relative to the source's base_url")
-    split: SplitName
-    sha256: str | None = Field(default=None, pattern=r"^[0-9a-f]{64}$")
-    git_blob_sha1: str | None = Field(default=None, pattern=r"^[0-9a-f]{40}$")
-
-    @model_validator(mode="after")
-    def _needs_checksum(self) -> RemoteFileSpec:
-        if self.sha256 is None and self.git_blob_sha1 is None:
-            raise ValueError(
-                f"download file {self.filename!r} has no checksum; add sha256: or git_blob_sha1: "
-                "(a source without a checksum cannot be verified)"
-            )
-        return self
-
-
 class SourceSpec(StrictModel):
-    """Where the data comes from and which on-disk formats the recipe reads."""
+    """Where the data comes from and which on-disk formats the recipe reads.
+
+    A recipe states ``family``, ``formats`` and ``default`` (and ``variant`` where the family's
+    spec has several releases); the other keys come from the family's source spec
+    (``gradebench/datasets/<family>/source.yaml``, see :mod:`gradebench.datasets.source`) unless
+    the recipe states them itself. The resolved keys, not the spec, are the recipe's (and its
+    fingerprint's): ``variant`` is consumed by the resolution and never dumped.
+    """
 
     family: str = Field(description="the builder that reads this source (gradebench.datasets)")
+    variant: str | None = Field(
+        default=None, exclude=True, description="which release of the family's source spec (its variants)"
+    )
     formats: list[str] = Field(min_length=1, description="the builder's on-disk formats this recipe accepts")
     default: Literal["download", "embedded", "path"] = Field(
         description="what `build` reads when no --source is given ('path': nothing; --source is required)"
@@ -52,6 +45,18 @@ class SourceSpec(StrictModel):
     license: str
     citation: str
 
+    @model_validator(mode="before")
+    @classmethod
+    def _fill_from_family_spec(cls, data: Any) -> Any:
+        if isinstance(data, dict) and isinstance(data.get("family"), str):
+            return resolve_source(data)
+        return data
+
+    @property
+    def license_terms(self) -> License:
+        """The structured license of ``license`` (from the family's spec; unknown text: see :func:`license_for`)."""
+        return license_for(self.family, self.license)
+
     @model_validator(mode="after")
     def _default_is_available(self) -> SourceSpec:
         if self.default == "download" and (not self.base_url or not self.files):
@@ -59,7 +64,6 @@ class SourceSpec(StrictModel):
         if self.default == "embedded" and not self.embedded:
             raise ValueError("default 'embedded' needs embedded: <package-relative folder>")
         return self
-
 
 
 #: the largest recipe version accepted (a guard against typos such as 10**400)

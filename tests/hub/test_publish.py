@@ -19,11 +19,12 @@ import yaml
 from huggingface_hub import errors as hf_errors
 
 from gradebench.cli import main
+from gradebench.datasets.source import License
 from gradebench.errors import BenchmarkError, InvalidArgumentError
 from gradebench.hashing import sha256_file
 from gradebench.hub import HubError, NotRedistributableError, publish
 from gradebench.hub.layout import demote_headings, size_category, strip_front_matter
-from gradebench.hub.licenses import check_ids, hub_license_ids, named_ids
+from gradebench.hub.licenses import check_ids, hub_license_ids
 from gradebench.recipes.loader import load_recipe
 from tests.cli.conftest import assert_one_line_error
 from tests.conftest import FIXTURES
@@ -287,28 +288,79 @@ def test_non_redistributable_with_the_flag(built, tmp_path, capsys):
 @pytest.mark.parametrize(("recipe", "ids"), [
     ("demo", ["apache-2.0"]),
     ("esnli", ["mit", "cc-by-sa-4.0"]),
+    ("esnli-fixed", ["mit", "cc-by-sa-4.0"]),
+    ("esnli-human", ["mit", "cc-by-sa-4.0"]),
+    ("esnli-contrast", ["mit", "cc-by-sa-4.0"]),
     ("winowhy", ["mit"]),
     ("chaosnli-snli", ["cc-by-nc-4.0", "cc-by-sa-4.0"]),
+    ("chaosnli-mnli", ["cc-by-nc-4.0", "cc-by-sa-3.0", "cc-by-3.0", "other"]),
     ("dnli", ["mit", "cc-by-sa-4.0", "cc-by-4.0"]),
+    ("dnli-natural", ["mit", "cc-by-sa-4.0", "cc-by-4.0"]),
     ("mnli", ["cc-by-sa-3.0", "cc-by-3.0", "other"]),
     ("worldtree", ["cc-by-sa-4.0", "mit", "other"]),
     ("nli-table", ["other"]),
+    ("anli", ["cc-by-nc-4.0", "other"]),  # ART states no license for its data (Apache-2.0 is its code's)
 ])
 def test_hub_license_ids_of_every_recipe(recipe, ids):
-    redistributable = recipe not in ("worldtree", "nli-table")
-    assert hub_license_ids([(load_recipe(recipe).source.license, redistributable)]) == ids
+    from gradebench.recipes import recipe_names
+
+    assert recipe in recipe_names()
+    terms = load_recipe(recipe).source.license_terms
+    assert hub_license_ids([(terms, True)]) == terms.hub == ids
+    assert terms.redistributable is (recipe not in ("worldtree", "nli-table", "anli"))
 
 
-def test_license_id_detection_details():
-    assert named_ids("CC BY-SA 4.0 and CC BY 4.0, then MIT") == ["cc-by-sa-4.0", "cc-by-4.0", "mit"]
-    assert named_ids("CC BY-NC-SA 4.0") == ["cc-by-nc-sa-4.0"]  # not also cc-by-nc-4.0 or cc-by-sa-4.0
-    assert named_ids("Apache License, Version 2.0") == ["apache-2.0"]
-    assert named_ids("submitted") == [] and named_ids("mit") == []  # the MIT license is spelled in capitals
-    assert hub_license_ids([("MIT", True), ("CC BY 4.0", False)]) == ["mit", "cc-by-4.0", "other"]
+def test_every_shipped_recipe_has_its_hub_ids_pinned():
+    from gradebench.recipes import recipe_names
+
+    # the parametrize list above is the pin; this checks that it covers every shipped recipe
+    params = next(m for m in test_hub_license_ids_of_every_recipe.pytestmark if m.name == "parametrize").args[1]
+    assert sorted(r for r, _ in params) == recipe_names()
+
+
+def _lic(hub: list[str], *, redistributable: bool = True) -> License:
+    spdx = " AND ".join(i.upper() for i in hub if i != "other")
+    return License(id=spdx if "other" not in hub else "other", hub=hub, name="x", text=" ".join(hub),
+                   redistributable=redistributable)
+
+
+def test_hub_license_ids_merge_details():
+    mit, by_sa, by = _lic(["mit"]), _lic(["cc-by-sa-4.0"]), _lic(["cc-by-4.0"])
+    # ids in order of first appearance across sources, each once
+    assert hub_license_ids([(by_sa, True), (_lic(["cc-by-4.0", "mit"]), True), (mit, True)]) == [
+        "cc-by-sa-4.0", "cc-by-4.0", "mit"]
+    # 'other' once and last, whether a license lists it or a benchmark may not be redistributed
+    assert hub_license_ids([(_lic(["cc-by-3.0", "other"]), True), (mit, True)]) == ["cc-by-3.0", "mit", "other"]
+    assert hub_license_ids([(mit, True), (by, False)]) == ["mit", "cc-by-4.0", "other"]
+    assert hub_license_ids([(_lic(["other"], redistributable=False), True)]) == ["other"]
+    # a license text no spec states: only 'other', redistributable as its family's licenses are
+    unknown = License.unknown("CC0 (my own copy)", redistributable=True)
+    assert hub_license_ids([(unknown, True)]) == ["other"] and unknown.text == "CC0 (my own copy)"
     assert check_ids(["mit", "mit", "cc-by-4.0"]) == ["mit", "cc-by-4.0"]
     for bad in (["MIT License"], [], [""], [3]):
         with pytest.raises(InvalidArgumentError):
             check_ids(bad)
+
+
+def test_the_structured_license_decides_even_when_the_manifest_flag_allows(built, tmp_path):
+    """A manifest that says redistributable (or predates the flag) cannot lift the license's refusal."""
+    import shutil
+
+    copy = tmp_path / "anli"
+    shutil.copytree(built["anli"], copy)
+    m = manifest(copy)
+    m.pop("redistributable")
+    (copy / "manifest.json").write_text(json.dumps(m))
+    with pytest.raises(NotRedistributableError, match="'anli' may not be redistributed"):
+        publish(copy, repo_id=REPO_ID, dry_run=tmp_path / "hub")
+
+
+def test_license_file_names_the_structured_terms(dry):
+    text = (dry[0] / "LICENSE.md").read_text()
+    demo, winowhy = text.split("## `winowhy`")
+    assert "- SPDX license expression: `Apache-2.0`" in demo and "https://www.apache.org/licenses/LICENSE-2.0" in demo
+    assert "- SPDX license expression: `MIT`" in winowhy
+    assert "- terms: https://github.com/HKUST-KnowComp/WinoWhy/blob/" in winowhy
 
 
 def test_markdown_helpers():

@@ -345,10 +345,6 @@ class ANLIBuilder(Builder):
             "ChaosNLI is CC BY-NC 4.0, so the benchmark is marked not redistributable.",
         ]
 
-    def redistributable(self) -> bool:
-        """ART's data release states no license; ChaosNLI's αNLI votes are CC BY-NC 4.0 over ART's texts."""
-        return False
-
 
 def _comparison(item: ARTItem | AlphaItem, split: str) -> Comparison | str:
     """The usable comparison of one instance, or the reason it is skipped."""

@@ -47,11 +47,12 @@ class ESNLIBuilder(TieredNLIBuilder):
         return FORMAT_CSV if files and files[0].role.startswith(FORMAT_CSV + ":") else FORMAT_PREPROCESSED
 
     def read(self, files: Sequence[InputFile]) -> Mapping[str, Sequence[NLIExample]]:
-        from gradebench.datasets.esnli.reader import read_esnli_csv, read_esnli_preprocessed
+        # parse_*, not read_*: the engine has hashed every input file already
+        from gradebench.datasets.esnli.reader import parse_esnli_csv, parse_esnli_preprocessed
 
         if self.source_format(files) == FORMAT_CSV:
             by_split: dict[str, list[str]] = {}
             for f in files:
                 by_split.setdefault(f.split, []).append(f.path)
-            return read_esnli_csv(by_split).examples
-        return read_esnli_preprocessed(Path(files[0].path).parent).examples
+            return parse_esnli_csv(by_split)
+        return parse_esnli_preprocessed(Path(files[0].path).parent)

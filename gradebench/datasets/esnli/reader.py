@@ -7,10 +7,14 @@
   ``s1.X``, ``s2.X``, ``labels.X``, ``preproc1_expl_{1,2,3}.X`` for X in train/dev/test.
 
 e-SNLI's ``dev`` split becomes ``validation``. Readers do not filter (see :class:`NLIExample`);
-they strip surrounding whitespace from every text field. Every file read is listed in
+they strip surrounding whitespace from every text field. Anything that is not the claimed format
+raises a typed error naming the file and the 1-based line.
+
+Two entry points per release: ``parse_esnli_*`` returns the examples per split and hashes
+nothing (the builder's path: the build engine has already hashed every input file for the
+fingerprint); ``read_esnli_*`` (standalone use) also lists every file read in
 :attr:`SourceData.files` with its sha256, in split order (train, validation, test) and then
-reading order. Anything that is not the claimed format raises a typed error naming the file
-and the 1-based line.
+reading order.
 
 Why not ``pyarrow.csv``: it is 2-3x faster but silently accepts text after a closing quote
 (``"x"y`` -> ``xy``) and an unterminated quote in the last field at end of file (a truncated
@@ -21,7 +25,6 @@ from __future__ import annotations
 
 import csv
 import gc
-import hashlib
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import fields as dataclass_fields
@@ -44,6 +47,8 @@ __all__ = [
     "FORMAT_CSV",
     "FORMAT_PREPROCESSED",
     "csv_header",
+    "parse_esnli_csv",
+    "parse_esnli_preprocessed",
     "read_esnli",
     "read_esnli_csv",
     "read_esnli_preprocessed",
@@ -234,8 +239,8 @@ def _read_csv_file(path: Path, split: str, first_row: int) -> list[NLIExample]:
     return out
 
 
-def read_esnli_csv(files: Mapping[str, Sequence[str | Path]]) -> SourceData:
-    """Read the original e-SNLI CSV release.
+def parse_esnli_csv(files: Mapping[str, Sequence[str | Path]]) -> dict[str, list[NLIExample]]:
+    """Parse the original e-SNLI CSV release into examples per split (no file is hashed).
 
     Args:
         files: CSV paths per output split (``train``/``validation``/``test``), in reading
@@ -243,9 +248,8 @@ def read_esnli_csv(files: Mapping[str, Sequence[str | Path]]) -> SourceData:
             a split are concatenated and ``row`` counts on across them.
 
     Returns:
-        ``SourceData(format="esnli-csv")`` with ``source_id`` = ``pairID``, explanations =
-        the ``Explanation_k`` columns present in order, and each file's sha256 under the role
-        ``esnli-csv:<split>``.
+        ``{split: [NLIExample, ...]}`` in split order, with ``source_id`` = ``pairID`` and
+        explanations = the ``Explanation_k`` columns present, in order.
 
     Raises:
         InvalidArgumentError: a key is not an output split name.
@@ -261,32 +265,58 @@ def read_esnli_csv(files: Mapping[str, Sequence[str | Path]]) -> SourceData:
             hint=f"use {', '.join(SPLITS)} (e-SNLI's dev split is 'validation')",
         )
     examples: dict[str, list[NLIExample]] = {}
-    source_files: list[SourceFile] = []
     for split in SPLITS:
         if split not in files:
             continue
         rows: list[NLIExample] = []
         for p in files[split]:
-            path = Path(p)
-            rows += _read_csv_file(path, split, len(rows))
-            source_files.append(SourceFile(str(path), sha256_file(path), f"{FORMAT_CSV}:{split}"))
+            rows += _read_csv_file(Path(p), split, len(rows))
         examples[split] = rows
+    return examples
+
+
+def read_esnli_csv(files: Mapping[str, Sequence[str | Path]]) -> SourceData:
+    """Read the original e-SNLI CSV release: :func:`parse_esnli_csv` plus the sha256 of every file.
+
+    Returns:
+        ``SourceData(format="esnli-csv")`` with each file's sha256 under the role
+        ``esnli-csv:<split>``.
+
+    Raises:
+        The errors of :func:`parse_esnli_csv`.
+    """
+    examples = parse_esnli_csv(files)
+    source_files = [
+        SourceFile(str(Path(p)), sha256_file(p), f"{FORMAT_CSV}:{split}") for split in examples for p in files[split]
+    ]
     return SourceData(format=FORMAT_CSV, examples=examples, files=source_files)
 
 
 # --------------------------------------------------------------------------- preprocessed release
 
 
-def _read_lines(path: Path) -> tuple[list[str], str]:
-    """A line file's stripped lines (split on ``\\n``; a final newline ends the last line) and sha256."""
+def _read_lines(path: Path) -> list[str]:
+    """A line file's stripped lines (split on ``\\n``; a final newline ends the last line)."""
     data = read_bytes(path)
     check_head(path, data[:HEAD_BYTES], "an e-SNLI line file")
     lines = split_lines(decode_utf8(path, data, hint=_UTF8_HINT))
-    return list(map(str.strip, lines)), hashlib.sha256(data).hexdigest()
+    return list(map(str.strip, lines))
 
 
 def read_esnli_preprocessed(folder: str | Path) -> SourceData:
-    """Read the authors' preprocessed, line-aligned e-SNLI release from ``folder``.
+    """Read the preprocessed release: :func:`parse_esnli_preprocessed` plus the sha256 of every file.
+
+    Returns:
+        ``SourceData(format="esnli-preprocessed")`` with each file's sha256 under the role
+        ``esnli-preproc:<file name>``.
+    """
+    examples, read = _parse_preprocessed(Path(folder))
+    files = [SourceFile(str(p), sha256_file(p), f"esnli-preproc:{p.name}") for p in read]
+    return SourceData(format=FORMAT_PREPROCESSED, examples=examples, files=files)
+
+
+def parse_esnli_preprocessed(folder: str | Path) -> dict[str, list[NLIExample]]:
+    """Parse the authors' preprocessed, line-aligned e-SNLI release from ``folder`` (no file is hashed).
 
     For each e-SNLI split X in train/dev/test with files present, reads ``s1.X`` (premise),
     ``s2.X`` (hypothesis), ``labels.X`` and ``preproc1_expl_1.X`` (required), then
@@ -299,7 +329,11 @@ def read_esnli_preprocessed(folder: str | Path) -> SourceData:
             a split with different line counts (naming both files and counts), bytes that
             are not UTF-8, or a binary file.
     """
-    root = Path(folder)
+    return _parse_preprocessed(Path(folder))[0]
+
+
+def _parse_preprocessed(root: Path) -> tuple[dict[str, list[NLIExample]], list[Path]]:
+    """The examples per split and the files read, in reading order."""
     if not root.is_dir():
         if root.exists():
             raise SourceFormatError(
@@ -315,7 +349,7 @@ def read_esnli_preprocessed(folder: str | Path) -> SourceData:
             hint="pass the folder that holds them (dataset/eSNLI in the e-SNLI repository)",
         )
     examples: dict[str, list[NLIExample]] = {}
-    source_files: list[SourceFile] = []
+    read: list[Path] = []
     for suffix in suffixes:
         split = SOURCE_SPLITS[suffix]
         stems = ["s1", "s2", "labels", "preproc1_expl_1"]
@@ -340,7 +374,7 @@ def read_esnli_preprocessed(folder: str | Path) -> SourceData:
         for stem in stems:
             name = f"{stem}.{suffix}"
             path = root / name
-            lines, digest = _read_lines(path)
+            lines = _read_lines(path)
             if columns and len(lines) != len(columns[0]):
                 n_ref, n = len(columns[0]), len(lines)
                 raise SourceFormatError(
@@ -350,7 +384,7 @@ def read_esnli_preprocessed(folder: str | Path) -> SourceData:
                     hint=f"re-copy both {name} and {ref_name} from the same release",
                 )
             columns.append(lines)
-            source_files.append(SourceFile(str(path), digest, f"esnli-preproc:{name}"))
+            read.append(path)
         s1, s2, labels, *expl = columns
         n = len(s1)
         prefix = f"{ref_name}:"
@@ -359,7 +393,7 @@ def read_esnli_preprocessed(folder: str | Path) -> SourceData:
             examples[split] = list(
                 map(_new_example, repeat(split, n), range(n), ids, s1, s2, labels, zip(*expl, strict=True))
             )
-    return SourceData(format=FORMAT_PREPROCESSED, examples=examples, files=source_files)
+    return examples, read
 
 
 # --------------------------------------------------------------------------- entry point

@@ -25,9 +25,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from gradebench.datasets.nli_table.reader import iter_table_jsonl, iter_tsv
 from gradebench.datasets.records import NLIExample
 from gradebench.errors import SourceFormatError, SourceNotFoundError
+from gradebench.io.tables import iter_table_jsonl, iter_tsv
 
 __all__ = [
     "FORMAT_JSONL",

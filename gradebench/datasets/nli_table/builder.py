@@ -121,7 +121,3 @@ class NLITableBuilder(TieredNLIBuilder):
         if self.recipe.label_values:
             lines.append("Label values: " + ", ".join(f"`{k}` -> {v}" for k, v in self.recipe.label_values.items()) + ".")
         return lines
-
-    def redistributable(self) -> bool:
-        """False: the license of a user's table is unknown to gradebench (``publish`` then needs a flag)."""
-        return False

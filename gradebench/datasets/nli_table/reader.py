@@ -20,25 +20,34 @@ A split comes from the ``split`` column if mapped, else from the file name
 (:func:`split_from_name`). Readers do not filter; anything malformed raises a
 :class:`SourceFormatError` naming the file and the 1-based line.
 
-The table readers' JSON Lines and TSV iterators (:func:`iter_table_jsonl`, :func:`iter_tsv`) are
-shared with the MultiNLI reader (:mod:`gradebench.datasets.mnli.reader`).
+Reading the rows of each format is generic and lives in :mod:`gradebench.io.tables` (shared with
+the MultiNLI reader); this module maps the rows' columns onto NLI roles.
 """
 
 from __future__ import annotations
 
-import csv
-import json
 import math
 import re
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from gradebench.datasets.records import SPLITS, InputFile, NLIExample
 from gradebench.errors import SourceFormatError, SourceNotFoundError
-from gradebench.io.textio import JsonLinesWording, iter_jsonl, iter_text_lines, open_binary
+from gradebench.io.tables import (
+    ABSENT,
+    TableJsonWording,
+    iter_csv,
+    iter_parquet_rows,
+    iter_table_jsonl,
+    iter_tsv,
+    keys_near,
+    lookup,
+    open_parquet,
+)
 
+# TableJsonWording, iter_table_jsonl and iter_tsv moved to gradebench.io.tables; still importable from here
 __all__ = [
     "FORMATS",
     "SUFFIX_FORMATS",
@@ -68,7 +77,6 @@ SPLIT_WORDS = {
     "test": "test",
 }
 
-_UTF8_HINT = "save the file as UTF-8 (e.g. iconv -f latin1 -t utf-8 FILE > FILE.utf8)"
 _TOKEN = re.compile(r"[a-z0-9]+")
 
 
@@ -133,69 +141,6 @@ def split_value(value: Any, path: Path, line: int | None, column: str, where: st
         line=line if where == "line" else None,
         hint=f"use {', '.join(SPLITS)} (or dev/valid/val for validation), or unmap the split column",
     )
-
-
-# --------------------------------------------------------------------------- JSON Lines and TSV iterators
-
-
-class TableJsonWording(JsonLinesWording):
-    """How the table readers (and :mod:`gradebench.datasets.mnli.reader`) word JSON Lines errors."""
-
-    def bad_json(self, path: Path, line: int, err: json.JSONDecodeError, last: bool) -> SourceFormatError:
-        truncated = last and err.pos >= len(err.doc.rstrip()) - 1
-        return SourceFormatError(
-            f"malformed JSON at column {err.colno}: {err.msg}"
-            + (" (the last line looks truncated)" if truncated else ""),
-            path=path,
-            line=line,
-            hint="each line must be one complete JSON object; re-export or re-download the file",
-        )
-
-    def not_object(self, path: Path, line: int, value: Any, what: str) -> SourceFormatError:
-        return SourceFormatError(
-            f"line holds a JSON {type(value).__name__}, expected an object {{...}}",
-            path=path,
-            line=line,
-            hint="each line must be one JSON object with the mapped keys",
-        )
-
-
-_TABLE_WORDING = TableJsonWording()
-
-
-def iter_table_jsonl(path: Path, what: str = "a JSON Lines file") -> Iterator[tuple[int, dict[str, Any]]]:
-    """``(1-based line, object)`` of every non-blank line of a JSON Lines file, errors worded as the table readers'.
-
-    Raises:
-        SourceFormatError: a line that is not valid JSON (with the column), or not an object;
-            and those of :func:`gradebench.io.textio.iter_text_lines`.
-    """
-    return iter_jsonl(path, what, hint=_UTF8_HINT, wording=_TABLE_WORDING)
-
-
-def iter_tsv(path: Path, what: str = "a TSV file") -> tuple[list[str], Iterator[tuple[int, list[str]]]]:
-    """The header and ``(1-based line, fields)`` of each non-blank row of a tab-separated file.
-
-    Fields are split on tabs literally (no quoting); a trailing ``\\r`` is dropped.
-
-    Raises:
-        SourceFormatError: the file is empty (no header line).
-    """
-    lines = iter_text_lines(path, what, hint=_UTF8_HINT)
-    for _, text in lines:
-        header = text.rstrip("\n").split("\t")
-        break
-    else:
-        raise SourceFormatError(f"is empty, expected {what} with a header line", path=path, line=1,
-                                hint="check that this is the right file")
-
-    def rows() -> Iterator[tuple[int, list[str]]]:
-        for n, text in lines:
-            body = text.rstrip("\n")
-            if body.strip():
-                yield n, body.split("\t")
-
-    return header, rows()
 
 
 # --------------------------------------------------------------------------- value conversion
@@ -332,41 +277,9 @@ def _header_index(path: Path, header: list[str], roles: ColumnRoles) -> list[int
 
 
 def _read_csv(path: Path, conv: _Converter) -> list[NLIExample]:
-    lines = iter_text_lines(path, "a CSV file", hint=_UTF8_HINT)
-    reader = csv.reader((text for _, text in lines), strict=True)
-    out: list[NLIExample] = []
-    last = 0
-    try:
-        header = next(reader, None)
-        if header is None:
-            raise SourceFormatError("is empty, expected a CSV file with a header line", path=path, line=1,
-                                    hint="check that this is the right file")
-        index = _header_index(path, header, conv.roles)
-        ncols = len(header)
-        last = reader.line_num
-        for fields in reader:
-            if not fields:  # a blank line
-                last = reader.line_num
-                continue
-            if len(fields) != ncols:
-                raise SourceFormatError(
-                    f"row has {len(fields)} fields but the header has {ncols}",
-                    path=path,
-                    line=last + 1,
-                    hint="a field holding commas must be quoted; the file may be truncated",
-                )
-            out.append(conv.example([fields[i] for i in index], last + 1))
-            last = reader.line_num
-    except csv.Error as e:
-        msg = ("unterminated quoted field at end of file" if "end of data" in str(e)
-               else f"malformed CSV: {e}")
-        raise SourceFormatError(
-            f"{msg} (the record starting on this line)",
-            path=path,
-            line=last + 1,
-            hint='a field holding commas, quotes or newlines must be wrapped in double quotes, with inner quotes doubled ("")',
-        ) from None
-    return out
+    header, rows = iter_csv(path, "a CSV file")
+    index = _header_index(path, header, conv.roles)
+    return [conv.example([fields[i] for i in index], n) for n, fields in rows]
 
 
 def _read_tsv(path: Path, conv: _Converter) -> list[NLIExample]:
@@ -386,45 +299,15 @@ def _read_tsv(path: Path, conv: _Converter) -> list[NLIExample]:
     return out
 
 
-_ABSENT = object()
-
-
-def _lookup(obj: dict[str, Any], key: str) -> Any:
-    """``obj[key]``, else the value at the dotted path ``key``; :data:`_ABSENT` when neither exists."""
-    if key in obj:
-        return obj[key]
-    if "." not in key:
-        return _ABSENT
-    node: Any = obj
-    for part in key.split("."):
-        if not isinstance(node, dict) or part not in node:
-            return _ABSENT
-        node = node[part]
-    return node
-
-
-def _keys_near(obj: dict[str, Any], key: str) -> list[str]:
-    """The line's keys, then those of the deepest object a dotted ``key`` reaches (as dotted paths)."""
-    keys = list(obj)
-    node, prefix = obj, ""
-    for part in key.split(".")[:-1]:
-        node = node.get(part) if isinstance(node, dict) else None
-        if not isinstance(node, dict):
-            break
-        prefix += part + "."
-        keys += [prefix + k for k in node]
-    return keys
-
-
 def _read_jsonl(path: Path, conv: _Converter) -> list[NLIExample]:
     mapped = conv.roles.mapped()
     columns = [c for _, c in mapped]
     out: list[NLIExample] = []
     for n, obj in iter_table_jsonl(path):
-        values = [_lookup(obj, c) for c in columns]
+        values = [lookup(obj, c) for c in columns]
         for (role, column), v in zip(mapped, values):
-            if v is _ABSENT:
-                raise _missing_error(path, role, column, _keys_near(obj, column), n, what="keys on this line")
+            if v is ABSENT:
+                raise _missing_error(path, role, column, keys_near(obj, column), n, what="keys on this line")
         out.append(conv.example(values, n))
     return out
 
@@ -443,25 +326,7 @@ def _parquet_type_ok(role: str, t: Any) -> bool:
 
 
 def _read_parquet(path: Path, conv: _Converter) -> list[NLIExample]:
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
-    with open_binary(path) as fb:
-        head = fb.read(4)
-        fb.seek(0, 2)
-        size = fb.tell()
-        fb.seek(max(0, size - 4))
-        tail = fb.read(4)
-    if head != b"PAR1" or tail != b"PAR1":
-        raise SourceFormatError(
-            "is not a Parquet file (no PAR1 magic at its " + ("start)" if head != b"PAR1" else "end: truncated?)"),
-            path=path,
-            hint="pass a complete .parquet file, or give the file the suffix of its real format",
-        )
-    try:
-        pf = pq.ParquetFile(path)
-    except (pa.ArrowException, OSError) as e:
-        raise SourceFormatError(f"cannot be read as Parquet: {e}", path=path, hint="re-export the file") from None
+    pf = open_parquet(path)
     schema = pf.schema_arrow
     _missing(path, conv.roles, schema.names, None)
     for role, column in conv.roles.mapped():
@@ -474,17 +339,7 @@ def _read_parquet(path: Path, conv: _Converter) -> list[NLIExample]:
                 hint=f"map {role.split('[')[0]} to another column, or convert this one",
             )
     columns = [c for _, c in conv.roles.mapped()]
-    out: list[NLIExample] = []
-    row = 0
-    try:
-        for batch in pf.iter_batches(columns=list(dict.fromkeys(columns)), batch_size=65536):
-            data = {name: batch.column(name).to_pylist() for name in batch.schema.names}
-            for values in zip(*(data[c] for c in columns)):
-                row += 1
-                out.append(conv.example(values, None, row))
-    except (pa.ArrowException, OSError) as e:
-        raise SourceFormatError(f"cannot be read as Parquet: {e}", path=path, hint="re-export the file") from None
-    return out
+    return [conv.example(values, None, row) for row, values in iter_parquet_rows(pf, path, columns)]
 
 
 _READERS = {"nli-csv": _read_csv, "nli-tsv": _read_tsv, "nli-jsonl": _read_jsonl, "nli-parquet": _read_parquet}

@@ -566,9 +566,6 @@ class WorldTreeBuilder(Builder):
         ]
         return lines
 
-    def redistributable(self) -> bool:
-        return False
-
 
 def _dedupe_texts(cands: list[Candidate]) -> list[Candidate]:
     """One candidate per case-folded text: the highest grade, then the first."""
