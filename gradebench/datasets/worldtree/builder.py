@@ -40,6 +40,7 @@ import numpy as np
 import pyarrow as pa
 from pydantic import Field, StrictInt, field_validator, model_validator
 
+from gradebench.datasets import register_builder
 from gradebench.datasets.base import Builder, Column, GradedList, Selection
 from gradebench.datasets.common import check_template, shuffled_order
 from gradebench.datasets.records import SPLITS, InputFile
@@ -283,6 +284,7 @@ class NegativeSampler:
 # --------------------------------------------------------------------------- the builder
 
 
+@register_builder
 class WorldTreeBuilder(Builder):
     name = "worldtree"
     version = 1
