@@ -24,9 +24,12 @@ Entries come from four places, tried in this order by a lookup that misses:
    skipped;
 3. ``discover(registry)``: entries that are data rather than modules (the recipe files),
    called once;
-4. the entry-point groups ``entry_points`` of installed plugins (``name = "pkg.module:Obj"``):
-   loading the entry either registers ``name`` itself (a decorator in the plugin module) or
-   the registry adds the loaded object under ``name``.
+4. the entry-point groups ``entry_points`` of installed plugins (``name = "pkg.module:Obj"``),
+   those declared under the name asked for first: loading the entry either registers ``name``
+   itself (a decorator in the plugin module, or a module entry ``name = "pkg.module"``) or the
+   registry adds the loaded object under ``name``. A plugin that fails to load raises a
+   :class:`GradebenchError` naming it (cause attached); one that takes a registered name
+   raises :class:`DuplicateNameError`.
 
 Listing (:meth:`~Registry.names`, :meth:`~Registry.items`, ``len``, iteration) loads all
 four. Duplicate names raise :class:`DuplicateNameError`; an unknown name raises
@@ -142,6 +145,7 @@ class Registry(Generic[T]):
         self._imported: set[str] = set()
         self._discovered = False
         self._plugins: set[tuple[str, str, str]] = set()  # (group, name, value) loaded
+        self._entry_points: list[tuple[str, metadata.EntryPoint]] | None = None
         self._plugins_done = False
         self._lock = threading.RLock()
 
@@ -235,8 +239,11 @@ class Registry(Generic[T]):
             if self._discover is not None and not self._discovered:
                 self._discover(self)
                 self._discovered = True
-            if name is None or name not in self._items:
-                self._load_plugins()
+            if name is not None:
+                self._load_plugins(name)  # the plugins declared under that name first
+                if name in self._items:
+                    return
+            self._load_plugins()
 
     def _modules_named(self, name: str) -> list[str]:
         """Built-in modules whose path names ``name`` (``cross-encoder`` -> ``*.cross_encoder``), best first."""
@@ -260,15 +267,20 @@ class Registry(Generic[T]):
             raise
         self._imported.add(module)
 
-    def _load_plugins(self) -> None:
+    def _load_plugins(self, name: str | None = None) -> None:
+        """Load the plugins declared as ``name`` (None: all of them), each once."""
         if self._plugins_done:
             return
-        for group in self.groups:
-            for ep in sorted(metadata.entry_points(group=group), key=lambda ep: (ep.name, ep.value)):
-                if (group, ep.name, ep.value) not in self._plugins:
-                    self._load_plugin(group, ep)
-                    self._plugins.add((group, ep.name, ep.value))
-        self._plugins_done = True
+        if self._entry_points is None:
+            self._entry_points = [
+                (group, ep) for group in self.groups
+                for ep in sorted(metadata.entry_points(group=group), key=lambda ep: (ep.name, ep.value))
+            ]
+        for group, ep in self._entry_points:
+            if (name is None or ep.name == name) and (group, ep.name, ep.value) not in self._plugins:
+                self._load_plugin(group, ep)
+                self._plugins.add((group, ep.name, ep.value))
+        self._plugins_done = name is None
 
     def _load_plugin(self, group: str, ep: metadata.EntryPoint) -> None:
         taken = self._items.get(ep.name)
