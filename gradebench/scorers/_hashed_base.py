@@ -66,6 +66,14 @@ ARCH_KEYS: tuple[str, ...] = ("dim", "shared_dim", "word_ngrams", "char_ngrams",
 
 
 
+def write_scorer_json(scorer: Scorer, directory: Path) -> None:
+    """Write ``gradebench_scorer.json``: name, version, seed and config (checked by :func:`read_scorer_json`)."""
+    write_json_atomic(Path(directory) / SCORER_FILE, {
+        "scorer": scorer.name, "version": scorer.version, "seed": scorer.seed,
+        "config": scorer.config.model_dump(mode="json"),
+    })
+
+
 def read_scorer_json(directory: Path, name: str) -> dict[str, Any]:
     path = Path(directory) / SCORER_FILE
     if not path.is_file():
@@ -195,10 +203,7 @@ class HashedNeuralScorer(Scorer):
 
         directory = Path(directory)
         save_weights(self.net, directory)
-        write_json_atomic(directory / SCORER_FILE, {
-            "scorer": self.name, "version": self.version, "seed": self.seed,
-            "config": self.config.model_dump(mode="json"),
-        })
+        write_scorer_json(self, directory)
 
     @classmethod
     def load(cls, directory: Path, config: ScorerConfig | dict[str, Any] | None = None, *,

@@ -39,7 +39,7 @@ from pydantic import Field
 from gradebench.benchmark.lists import Lists
 from gradebench.errors import InvalidArgumentError
 from gradebench.scorers import register_scorer
-from gradebench.scorers._hashed_base import SCORER_FILE, NGramRange, check_arch, read_scorer_json, write_json_atomic
+from gradebench.scorers._hashed_base import NGramRange, check_arch, read_scorer_json, write_scorer_json
 from gradebench.scorers.base import FitJob, Scorer, ScorerConfig, check_scores
 
 #: ridge penalties tried when ``alpha`` is None, from the strongest to the weakest
@@ -216,10 +216,7 @@ class QueryBlind(Scorer):
         tmp = directory / f".{WEIGHTS_FILE}.tmp"
         save_file({"w": np.ascontiguousarray(self._w), "b": np.asarray([self._b])}, str(tmp))
         tmp.replace(directory / WEIGHTS_FILE)
-        write_json_atomic(directory / SCORER_FILE, {
-            "scorer": self.name, "version": self.version, "seed": self.seed,
-            "config": self.config.model_dump(mode="json"),
-        })
+        write_scorer_json(self, directory)
 
     @classmethod
     def load(cls, directory: Path, config: ScorerConfig | dict[str, Any] | None = None, *,
