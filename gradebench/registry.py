@@ -9,8 +9,8 @@ Usage::
     @LOSSES.register("listnet")
     def listnet(scores, labels, *, mask=None, reduction="mean"): ...
 
-    LOSSES.get("listnett")  # UnknownNameError: unknown loss 'listnett'; did you mean 'listnet'?
-                            # (hint: known losses: approxndcg, ...)
+    LOSSES.get("listnett")  # UnknownNameError: unknown loss 'listnett'; did you mean 'listnet' or
+                            # 'listmle'? (hint: known losses: approxndcg, ...)
 
 Entries come from four places, tried in this order by a lookup that misses:
 
@@ -19,9 +19,8 @@ Entries come from four places, tried in this order by a lookup that misses:
    :func:`package_modules`), each imported once, on the first lookup that needs it, and
    registering its own entries with the decorator. ``get("cross-encoder")`` first imports the
    modules named like it (``...cross_encoder``; ``dnli-natural`` also tries ``...dnli...``),
-   and all the others only if the name is still missing. A built-in module
-   that fails to import raises its own error (with a note naming the registry); it is never
-   skipped;
+   and all the others only if the name is still missing. A built-in module that fails to
+   import raises its own error (with a note naming the registry); it is never skipped;
 3. ``discover(registry)``: entries that are data rather than modules (the recipe files),
    called once;
 4. the entry-point groups ``entry_points`` of installed plugins (``name = "pkg.module:Obj"``),
@@ -63,8 +62,8 @@ def suggest(name: object, known: Iterable[str], *, cutoff: float = 0.6, n: int =
     ``cutoff`` is :func:`difflib.get_close_matches`'s similarity threshold (0..1).
 
     Example:
-        >>> print("unknown loss 'listnett'" + suggest("listnett", ["listmle", "listnet"]))
-        unknown loss 'listnett'; did you mean 'listnet'?
+        >>> print("unknown loss 'listnett'" + suggest("listnett", ["listmle", "listnet", "ranknet"]))
+        unknown loss 'listnett'; did you mean 'listnet' or 'listmle'?
         >>> suggest("bleu", ["ndcg", "map"])
         ''
     """

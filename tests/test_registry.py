@@ -481,3 +481,10 @@ def test_real_registries_take_plugins_from_their_groups(tmp_path):
     """)
     out = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True)
     assert out.returncode == 0 and out.stdout == "ok\n", out.stderr
+
+
+def test_docstring_examples_run():
+    import doctest
+
+    result = doctest.testmod(registry_module)
+    assert result.failed == 0 and result.attempted >= 3
