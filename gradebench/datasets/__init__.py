@@ -1,9 +1,11 @@
 """The builder registry: source family name -> :class:`~gradebench.datasets.base.Builder` class.
 
-Built-in builders are imported on first lookup (never at ``import gradebench``), so no
-command pays for readers it does not use and registration order never matters. Third-party
-builders register with :func:`register_builder` or under the entry-point group
-``gradebench.builders`` (``name = "package.module:BuilderClass"``).
+Every builder class is decorated with :func:`register_builder` (registered under its ``name``).
+The built-in ones live in ``gradebench/datasets/<family>/builder.py``, found on disk and
+imported on first lookup (never at ``import gradebench``): ``get_builder("esnli")`` imports
+``gradebench.datasets.esnli.builder`` only, so no command pays for readers it does not use.
+Third-party builders register with the decorator, or under the entry-point group
+``gradebench.builders``: ``name = "package.module:BuilderClass"``.
 
 Adding a dataset family is one folder and one recipe. ``gradebench/datasets/<family>/`` holds
 ``reader.py`` (files -> records, errors naming file and line, built on :mod:`gradebench.io`),
@@ -15,73 +17,45 @@ Adding a dataset family is one folder and one recipe. ``gradebench/datasets/<fam
 
 from __future__ import annotations
 
-import importlib
-from importlib import metadata
-
 from gradebench.datasets.base import Builder, Column, GradedList, Selection
-from gradebench.registry import Registry
+from gradebench.errors import InvalidArgumentError
+from gradebench.registry import Registry, package_modules
 
-__all__ = ["Builder", "Column", "GradedList", "Selection", "builder_names", "get_builder", "register_builder"]
+__all__ = [
+    "BUILDERS", "Builder", "Column", "GradedList", "Selection", "builder_names", "get_builder", "register_builder",
+]
 
-#: built-in builders: name -> "module:Class", imported lazily
-BUILTIN: dict[str, str] = {
-    "esnli": "gradebench.datasets.esnli.builder:ESNLIBuilder",
-    "dnli": "gradebench.datasets.dnli.builder:DNLIBuilder",
-    "dnli-natural": "gradebench.datasets.dnli.builder:DNLINaturalBuilder",
-    "winowhy": "gradebench.datasets.winowhy.builder:WinoWhyBuilder",
-    "mnli": "gradebench.datasets.mnli.builder:MNLIBuilder",
-    "nli-table": "gradebench.datasets.nli_table.builder:NLITableBuilder",
-    "chaosnli": "gradebench.datasets.chaosnli.builder:ChaosNLIBuilder",
-    "anli": "gradebench.datasets.anli.builder:ANLIBuilder",
-    "worldtree": "gradebench.datasets.worldtree.builder:WorldTreeBuilder",
-}
-ENTRY_POINT_GROUP = "gradebench.builders"  # the plugin contract: unchanged by the move to datasets/
 
-_REGISTRY: Registry[type[Builder]] = Registry("builder")
-_loaded = False
+def _check_builder(name: str, cls: type[Builder]) -> type[Builder]:
+    if not (isinstance(cls, type) and issubclass(cls, Builder)):
+        raise InvalidArgumentError(f"builder {name!r} is {cls!r}, not a Builder subclass",
+                                   hint="register a subclass of gradebench.datasets.Builder")
+    if getattr(cls, "name", None) != name:
+        raise InvalidArgumentError(
+            f"builder class {cls.__name__} is named {getattr(cls, 'name', None)!r} but registered as {name!r}",
+            hint=f"set {cls.__name__}.name = {name!r}, or register it under its own name",
+        )
+    return cls
+
+
+BUILDERS: Registry[type[Builder]] = Registry(
+    "builder",
+    builtins=lambda: package_modules(__name__, leaf="builder"),
+    entry_points="gradebench.builders",
+    prepare=_check_builder,
+)
 
 
 def register_builder(cls: type[Builder]) -> type[Builder]:
     """Class decorator registering a builder under its ``name``."""
-    _REGISTRY.add(cls.name, cls)
+    BUILDERS.add(getattr(cls, "name", None), cls)  # type: ignore[arg-type]  # a missing name fails in add
     return cls
-
-
-def _load_all() -> None:
-    global _loaded
-    if _loaded:
-        return
-    _loaded = True
-    for name, target in BUILTIN.items():
-        if name not in _REGISTRY:
-            module, attr = target.split(":")
-            try:
-                cls = getattr(importlib.import_module(module), attr)
-            except ModuleNotFoundError as e:  # a built-in still being written must not hide the others
-                if e.name != module:
-                    raise
-                continue
-            if name not in _REGISTRY:
-                _REGISTRY.add(name, cls)
-    for ep in metadata.entry_points(group=ENTRY_POINT_GROUP):
-        if ep.name not in _REGISTRY:
-            _REGISTRY.add(ep.name, ep.load())
 
 
 def get_builder(name: str) -> type[Builder]:
     """The builder class registered as ``name`` (unknown names list close matches)."""
-    if name not in _REGISTRY:
-        target = BUILTIN.get(name)
-        if target is not None:
-            module, attr = target.split(":")
-            cls = getattr(importlib.import_module(module), attr)
-            if name not in _REGISTRY:
-                _REGISTRY.add(name, cls)
-        else:
-            _load_all()
-    return _REGISTRY.get(name)
+    return BUILDERS.get(name)
 
 
 def builder_names() -> list[str]:
-    _load_all()
-    return _REGISTRY.names()
+    return BUILDERS.names()

@@ -31,7 +31,6 @@ tied with the best system (a benchmark the probe solves does not test query unde
 
 from __future__ import annotations
 
-import difflib
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -43,6 +42,7 @@ from gradebench.experiments.conventions import PROBE, TEST, TEST_RESAMPLES
 from gradebench.experiments.record import EvalRecord, json_float
 from gradebench.experiments.store import list_records, read_per_query
 from gradebench.hashing import sha256_json
+from gradebench.registry import suggest
 from gradebench.stats import bootstrap_ci, holm, paired_randomization_test
 
 
@@ -172,9 +172,8 @@ def leaderboard(
     records = list_records(results_dir, benchmark=benchmark, split=split)
     known = sorted({m for r in records for m in r.metrics})
     if records and sort_by not in known:
-        close = difflib.get_close_matches(sort_by, known, n=3, cutoff=0.5)
-        msg = f"unknown metric {sort_by!r}" + ("; did you mean " + " or ".join(map(repr, close)) + "?" if close else "")
-        raise UnknownNameError(msg, hint=f"metrics of the records: {', '.join(known)}")
+        raise UnknownNameError(f"unknown metric {sort_by!r}" + suggest(sort_by, known, cutoff=0.5),
+                               hint=f"metrics of the records: {', '.join(known)}")
     by_bench: dict[tuple[str, str], list[EvalRecord]] = {}
     for r in records:
         by_bench.setdefault((r.benchmark.name, r.benchmark.fingerprint), []).append(r)

@@ -20,7 +20,6 @@ Repo ids use the ``datasets`` cache (``HF_DATASETS_CACHE`` or ``cache_dir``).
 
 from __future__ import annotations
 
-import difflib
 import json
 import os
 import re
@@ -35,17 +34,15 @@ from gradebench.hub.errors import HubError
 from gradebench.hub.folder import is_publish_folder
 from gradebench.hub.layout import INDEX, README, split_order
 from gradebench.hub.remote import hub_error, offline
+from gradebench.registry import plural_of, suggest
 
 _REPO_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*/[A-Za-z0-9][A-Za-z0-9._-]*$")
 LOCAL_HINT = "or load a local copy (a build folder, or `gradebench publish --dry-run DIR` output)"
 
 
 def _unknown(kind: str, name: str, known: list[str], where: str) -> UnknownNameError:
-    close = difflib.get_close_matches(name, known, n=3, cutoff=0.6)
-    msg = f"{where} has no {kind} {name!r}"
-    if close:
-        msg += "; did you mean " + " or ".join(repr(c) for c in close) + "?"
-    return UnknownNameError(msg, hint=f"its {kind}s: {', '.join(known) or '(none)'}")
+    return UnknownNameError(f"{where} has no {kind} {name!r}" + suggest(name, known),
+                            hint=f"its {plural_of(kind)}: {', '.join(known) or '(none)'}")
 
 
 def classify(source: Any) -> tuple[str, str | Path]:

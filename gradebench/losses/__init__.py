@@ -27,7 +27,7 @@ Use :func:`get_loss` (or :data:`LOSSES`) to pick a loss by name; each entry carr
 
 from __future__ import annotations
 
-from gradebench.losses._registry import LOSSES, LossSpec, get_loss, loss_names
+from gradebench.losses._registry import LOSSES, LossSpec, get_loss, loss_names, register_loss
 from gradebench.losses.listwise import approxndcg, listmle, listnet
 from gradebench.losses.neuralndcg import neural_sort, neuralndcg, sinkhorn_scaling
 from gradebench.losses.pairwise import bradley_terry, hinge, lambdaloss, lambdarank, margin, ranknet
@@ -39,6 +39,7 @@ __all__ = [
     "get_loss",
     "loss_names",
     "loss_table",
+    "register_loss",
     "mse",
     "sigmoid_ce",
     "bradley_terry",

@@ -1,7 +1,9 @@
 """The loss registry: :data:`LOSSES` maps a name to a :class:`LossSpec` (function + metadata).
 
 Docs (``gradebench.losses.loss_table``, ``LossSpec.as_dict``) are generated from this metadata,
-so they cannot drift from the code.
+so they cannot drift from the code. Each loss module registers its losses with
+:func:`register_loss`; plugins register the same way, from a module named in the entry-point
+group ``gradebench.losses`` (``name = "package.module"``).
 """
 
 from __future__ import annotations
@@ -11,7 +13,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from gradebench.registry import Registry
+from gradebench.errors import InvalidArgumentError
+from gradebench.registry import Registry, package_modules
 
 LossKind = Literal["pointwise", "pairwise", "listwise"]
 KINDS: tuple[str, ...] = ("pointwise", "pairwise", "listwise")
@@ -79,7 +82,20 @@ class LossSpec:
         }
 
 
-LOSSES: Registry[LossSpec] = Registry("loss")
+def _check_loss(name: str, spec: LossSpec) -> LossSpec:
+    if not isinstance(spec, LossSpec) or spec.name != name:
+        raise InvalidArgumentError(
+            f"loss {name!r} must be registered as a LossSpec of that name, got {spec!r}",
+            hint="decorate the loss function with gradebench.losses.register_loss(name, ...)",
+        )
+    return spec
+
+
+#: every loss: the built-in modules of this package (found on disk), then plugins
+LOSSES: Registry[LossSpec] = Registry(
+    "loss", builtins=lambda: package_modules("gradebench.losses"), entry_points="gradebench.losses",
+    prepare=_check_loss,
+)
 
 
 def register_loss(

@@ -9,12 +9,12 @@ a fixed vocabulary). The result's :attr:`~MetricSpec.name` is canonical, so
 from __future__ import annotations
 
 import dataclasses
-import difflib
 import re
 from typing import Any
 
 from gradebench.errors import InvalidArgumentError
 from gradebench.metrics.spec import METRICS, MetricSpec, field_kind
+from gradebench.registry import suggest
 
 _NAME = re.compile(r"^(?P<family>[a-z0-9_]+)(?:@(?P<k>[^\[\]]*))?(?:\[(?P<params>[^\[\]]*)\])?$")
 
@@ -59,11 +59,8 @@ def parse_metric(text: str) -> MetricSpec:
             )
         allowed = sorted(n for n in fields if n != "k")
         if key not in allowed:
-            close = difflib.get_close_matches(key, allowed, n=3, cutoff=0.6)
-            msg = f"metric {cls.family!r} has no parameter {key!r}"
-            if close:
-                msg += "; did you mean " + " or ".join(repr(c) for c in close) + "?"
-            raise InvalidArgumentError(msg, hint=f"parameters: {', '.join(allowed) or '(none)'}")
+            raise InvalidArgumentError(f"metric {cls.family!r} has no parameter {key!r}" + suggest(key, allowed),
+                                       hint=f"parameters: {', '.join(allowed) or '(none)'}")
         if key in kwargs:
             raise InvalidArgumentError(f"parameter {key!r} given twice in {text!r}")
         kwargs[key] = _parse_value(cls, key, value, text)

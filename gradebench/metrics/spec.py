@@ -20,7 +20,7 @@ from typing import Any, ClassVar, Literal
 import numpy as np
 
 from gradebench.errors import InvalidArgumentError
-from gradebench.registry import Registry
+from gradebench.registry import Registry, package_modules
 
 if typing.TYPE_CHECKING:
     from gradebench.metrics._batch import Batch
@@ -66,7 +66,20 @@ class MetricSpec:
         return self.name
 
 
-METRICS: Registry[type[MetricSpec]] = Registry("metric")
+def _check_spec(name: str, cls: type[MetricSpec]) -> type[MetricSpec]:
+    if not (isinstance(cls, type) and issubclass(cls, MetricSpec) and cls.family == name):
+        raise InvalidArgumentError(
+            f"metric {name!r} must be a MetricSpec subclass whose family is {name!r}, got {cls!r}",
+            hint="subclass gradebench.metrics.MetricSpec, set family and decorate it with metrics.spec.register",
+        )
+    return cls
+
+
+#: every metric family: the built-in modules of this package (found on disk), then plugins
+METRICS: Registry[type[MetricSpec]] = Registry(
+    "metric", builtins=lambda: package_modules("gradebench.metrics"), entry_points="gradebench.metrics",
+    prepare=_check_spec,
+)
 
 
 def register(cls: type[MetricSpec]) -> type[MetricSpec]:

@@ -1,8 +1,7 @@
-"""Find recipes by name or path and load them, with errors that name the file, line and key."""
+"""Find recipes by name (:data:`RECIPES`) or path and load them, with errors that name the file, line and key."""
 
 from __future__ import annotations
 
-import difflib
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +14,7 @@ from gradebench.io.yamlio import line_of as _line_of
 from gradebench.io.yamlio import load_yaml as _load_yaml
 from gradebench.io.yamlio import read_mapping, validation_problem
 from gradebench.recipes.models import Recipe, recipe_model
+from gradebench.registry import Registry
 
 _PKG = Path(__file__).resolve().parents[1]
 
@@ -27,8 +27,17 @@ def recipes_dir() -> Path:
     raise RecipeError("no recipes folder found", hint="reinstall gradebench", path=_PKG)
 
 
+def _shipped(registry: Registry[Path]) -> None:
+    for path in sorted(recipes_dir().glob("*.yaml")):
+        registry.add(path.stem, path)
+
+
+#: the shipped recipes: name -> ``recipes/<name>.yaml``, found on the first lookup
+RECIPES: Registry[Path] = Registry("recipe", discover=_shipped, cutoff=0.5)
+
+
 def recipe_names() -> list[str]:
-    return sorted(p.stem for p in recipes_dir().glob("*.yaml"))
+    return RECIPES.names()
 
 
 def resolve_recipe_path(name_or_path: str | Path) -> Path:
@@ -39,15 +48,10 @@ def resolve_recipe_path(name_or_path: str | Path) -> Path:
         if not p.is_file():
             raise RecipeError("recipe file not found", path=p, hint="give a recipe name or an existing .yaml path")
         return p
-    candidate = recipes_dir() / f"{text}.yaml"
-    if candidate.is_file():
-        return candidate
-    names = recipe_names()
-    close = difflib.get_close_matches(text, names, n=3, cutoff=0.5)
-    msg = f"unknown recipe {text!r}"
-    if close:
-        msg += "; did you mean " + " or ".join(repr(c) for c in close) + "?"
-    raise UnknownNameError(msg, hint=f"known recipes: {', '.join(names)} (or pass a path to a .yaml file)")
+    try:
+        return RECIPES.get(text)
+    except UnknownNameError as e:
+        raise UnknownNameError(e.message, hint=f"{e.hint} (or pass a path to a .yaml file)") from None
 
 
 def load_recipe(name_or_path: str | Path) -> Recipe:

@@ -44,6 +44,7 @@ from gradebench._version import __version__
 from gradebench.errors import InvalidArgumentError, UnknownNameError
 from gradebench.hashing import sha256_json
 from gradebench.paths import check_writable_dir, current_umask, publish_dir
+from gradebench.registry import suggest
 from gradebench.reward.loading import calibrate, load_scorer
 from gradebench.reward.meta import (
     FORMAT_GRADEBENCH,
@@ -108,8 +109,6 @@ def select_best_run(metric: str, benchmark: str | Path, *, results_dir: str | Pa
             an existing run trained on it.
         UnknownNameError: ``metric`` is not a metric of the records.
     """
-    import difflib
-
     from gradebench.benchmark.lists import open_benchmark
     from gradebench.experiments.leaderboard import system_key, system_label
     from gradebench.experiments.store import list_records
@@ -132,9 +131,7 @@ def select_best_run(metric: str, benchmark: str | Path, *, results_dir: str | Pa
                           hint="evaluate runs first (gradebench eval --run RUN_DIR) or pass --results-dir")
     known = sorted({m for r in records for m in r.metrics})
     if metric not in known:
-        close = difflib.get_close_matches(metric, known, n=3, cutoff=0.5)
-        raise UnknownNameError(f"unknown metric {metric!r}" + (f"; did you mean {' or '.join(map(repr, close))}?"
-                                                               if close else ""),
+        raise UnknownNameError(f"unknown metric {metric!r}" + suggest(metric, known, cutoff=0.5),
                                hint=f"metrics of the records: {', '.join(known)}")
     trained = [r for r in records if r.run is not None and r.run.benchmark_fingerprint == r.benchmark.fingerprint]
     if not trained:

@@ -18,15 +18,15 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar
 
 import numpy as np
-from pydantic import Field, field_validator
+from pydantic import AfterValidator, Field
 
 from gradebench.benchmark.lists import Lists
 from gradebench.errors import InvalidArgumentError
 from gradebench.paths import write_json_atomic
-from gradebench.scorers.base import ProgressFn, Scorer, ScorerConfig, TrainOptions, check_scores
+from gradebench.scorers.base import FitJob, Scorer, ScorerConfig, check_scores
 
 if TYPE_CHECKING:  # pragma: no cover
     from gradebench.scorers.features import ListFeatures
@@ -34,33 +34,44 @@ if TYPE_CHECKING:  # pragma: no cover
 SCORER_FILE = "gradebench_scorer.json"
 
 
+def _ngram_range(value: tuple[int, int]) -> tuple[int, int]:
+    from gradebench.scorers.features import valid_ngram_range
+
+    if not valid_ngram_range(value):
+        raise ValueError("must be [min, max] with 1 <= min <= max <= 16, or [0, 0] for none")
+    return value
+
+
+#: a config's n-gram orders ``(min, max)``: ``1 <= min <= max <= 16``, or ``(0, 0)`` for none
+NGramRange = Annotated[tuple[int, int], AfterValidator(_ngram_range)]
+
+
 class HashedConfig(ScorerConfig):
     """Feature hashing and inference settings shared by the hashed-feature scorers."""
 
     dim: int = Field(2**16, ge=2**4, le=2**22, description="hashing dimension of query/candidate n-grams")
     shared_dim: int = Field(2**14, ge=2**4, le=2**22, description="hashing dimension of shared words")
-    word_ngrams: tuple[int, int] = Field((1, 2), description="word n-gram orders (min, max); (0, 0) = none")
-    char_ngrams: tuple[int, int] = Field((3, 5), description="character n-gram orders (min, max); (0, 0) = none")
+    word_ngrams: NGramRange = Field((1, 2), description="word n-gram orders (min, max); (0, 0) = none")
+    char_ngrams: NGramRange = Field((3, 5), description="character n-gram orders (min, max); (0, 0) = none")
     embed_dim: int = Field(32, ge=1, le=4096, description="width of the n-gram embeddings")
     hidden: int = Field(128, ge=1, le=8192)
     layers: int = Field(1, ge=1, le=8, description="hidden Linear-ReLU-Dropout blocks of the encoder")
     dropout: float = Field(0.0, ge=0.0, lt=1.0)
     batch_size: int = Field(256, ge=1, description="queries per inference batch")
 
-    @field_validator("word_ngrams", "char_ngrams")
-    @classmethod
-    def _ngram_range(cls, value: tuple[int, int]) -> tuple[int, int]:
-        from gradebench.scorers.features import valid_ngram_range
-
-        if not valid_ngram_range(value):
-            raise ValueError("must be [min, max] with 1 <= min <= max <= 16, or [0, 0] for none")
-        return value
-
 
 #: config keys that fix the weights' shapes: a saved model loads only with the same values
 ARCH_KEYS: tuple[str, ...] = ("dim", "shared_dim", "word_ngrams", "char_ngrams", "embed_dim", "hidden", "layers")
 
 
+
+
+def write_scorer_json(scorer: Scorer, directory: Path) -> None:
+    """Write ``gradebench_scorer.json``: name, version, seed and config (checked by :func:`read_scorer_json`)."""
+    write_json_atomic(Path(directory) / SCORER_FILE, {
+        "scorer": scorer.name, "version": scorer.version, "seed": scorer.seed,
+        "config": scorer.config.model_dump(mode="json"),
+    })
 
 
 def read_scorer_json(directory: Path, name: str) -> dict[str, Any]:
@@ -148,16 +159,7 @@ class HashedNeuralScorer(Scorer):
                                        hint="train it first (gradebench train) or load a trained run")
         return self._net
 
-    def fit(
-        self,
-        train: Lists,
-        validation: Lists | None,
-        options: TrainOptions,
-        *,
-        run_dir: Path | None = None,
-        resume: bool = False,
-        progress: ProgressFn | None = None,
-    ) -> list[dict[str, Any]]:
+    def _fit(self, job: FitJob) -> list[dict[str, Any]]:
         """Train with ``options.loss`` (None: :attr:`default_loss`); returns one record per epoch.
 
         Checkpoints and ``history.jsonl`` go to ``run_dir`` (a temp folder when None); see
@@ -166,6 +168,7 @@ class HashedNeuralScorer(Scorer):
         from gradebench.scorers._torch_common import batch_tensors
         from gradebench.training.engine import check_loss, fit_torch_scorer
 
+        train, validation, options = job.train, job.validation, job.options
         if options.loss is None:
             options = options.model_copy(update={"loss": self.default_loss})
         check_loss(options.loss, options.loss_params, scorer=self.name, kinds=self.loss_kinds)
@@ -182,8 +185,8 @@ class HashedNeuralScorer(Scorer):
             return self._predict(net, lf)
 
         history = fit_torch_scorer(
-            net, train=train, validation=validation, options=options, output_dir=run_dir, collate=collate,
-            score_fn=score_fn, default_lr=self.default_lr, resume=resume, progress=progress,
+            net, train=train, validation=validation, options=options, output_dir=job.run_dir, collate=collate,
+            score_fn=score_fn, default_lr=self.default_lr, resume=job.resume, progress=job.progress,
             loss_kinds=self.loss_kinds, scorer=self.name,
         )
         self._net = net
@@ -200,10 +203,7 @@ class HashedNeuralScorer(Scorer):
 
         directory = Path(directory)
         save_weights(self.net, directory)
-        write_json_atomic(directory / SCORER_FILE, {
-            "scorer": self.name, "version": self.version, "seed": self.seed,
-            "config": self.config.model_dump(mode="json"),
-        })
+        write_scorer_json(self, directory)
 
     @classmethod
     def load(cls, directory: Path, config: ScorerConfig | dict[str, Any] | None = None, *,

@@ -2,8 +2,9 @@
 
 A scorer maps a :class:`~gradebench.benchmark.lists.Lists` (dense query/candidate lists) to one float
 per candidate, ``[n_queries, list_size]`` (values at padding are ignored). Untrained scorers
-only implement :meth:`Scorer.score`; trainable ones also implement :meth:`Scorer.fit`,
-:meth:`Scorer.save` and :meth:`Scorer.load`.
+only implement :meth:`Scorer.score`; trainable ones also implement :meth:`Scorer._fit` (what
+:meth:`Scorer.fit` calls, with its arguments as one :class:`FitJob`), :meth:`Scorer.save` and
+:meth:`Scorer.load`.
 
 Configuration is a pydantic model with ``extra="forbid"`` (:class:`ScorerConfig` subclass,
 set as the class attribute ``Config``), so a typo in ``--set key=value`` fails with the key.
@@ -13,6 +14,7 @@ Scorers never touch global RNG state: every random choice derives from ``seed``.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar, Literal
 
@@ -23,7 +25,7 @@ from gradebench.benchmark.lists import Lists
 from gradebench.errors import InvalidArgumentError
 from gradebench.training.options import ProgressFn, TrainOptions
 
-__all__ = ["ProgressFn", "Scorer", "ScorerConfig", "ScorerKind", "TrainOptions", "check_scores"]
+__all__ = ["FitJob", "ProgressFn", "Scorer", "ScorerConfig", "ScorerKind", "TrainOptions", "check_scores"]
 
 ScorerKind = Literal["baseline", "probe", "neural", "gbdt"]
 
@@ -32,6 +34,27 @@ class ScorerConfig(BaseModel):
     """Base of every scorer's configuration (unknown keys are errors)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True, protected_namespaces=())
+
+
+@dataclass(frozen=True)
+class FitJob:
+    """One call of :meth:`Scorer.fit`, as a trainable scorer's :meth:`Scorer._fit` receives it.
+
+    Attributes:
+        train: the lists to learn from.
+        validation: lists for early stopping and per-epoch metrics, or None.
+        options: the training options (loss, epochs, seed, ...).
+        run_dir: where checkpoints and ``history.jsonl`` go (None: a temp folder, if any).
+        resume: continue from the last checkpoint in ``run_dir``.
+        progress: ``(done, total, message)`` callback, or None.
+    """
+
+    train: Lists
+    validation: Lists | None
+    options: TrainOptions
+    run_dir: Path | None = None
+    resume: bool = False
+    progress: ProgressFn | None = None
 
 
 class Scorer(ABC):
@@ -98,8 +121,13 @@ class Scorer(ABC):
     ) -> list[dict[str, Any]]:
         """Learn from ``train`` (early stopping on ``validation``); returns per-epoch logs.
 
-        Untrained scorers learn nothing and return ``[]``.
+        Trainable scorers implement :meth:`_fit`, which gets these arguments as one
+        :class:`FitJob`. Untrained scorers learn nothing and return ``[]``.
         """
+        return self._fit(FitJob(train, validation, options, run_dir=run_dir, resume=resume, progress=progress))
+
+    def _fit(self, job: FitJob) -> list[dict[str, Any]]:
+        """What :meth:`fit` does: train on ``job`` and return one log dict per epoch."""
         return []
 
     # -- inference -------------------------------------------------------------------------

@@ -52,8 +52,8 @@ from pydantic import Field
 from gradebench.benchmark.lists import Lists
 from gradebench.errors import InvalidArgumentError
 from gradebench.paths import write_json_atomic
-from gradebench.scorers import Scorer, ScorerConfig, TrainOptions, check_scores, register_scorer
-from gradebench.scorers.base import ProgressFn
+from gradebench.scorers import Scorer, ScorerConfig, check_scores, register_scorer
+from gradebench.scorers.base import FitJob
 
 #: written by save() next to the model: the config the model was trained with
 SCORER_FILE = "gradebench_cross_encoder.json"
@@ -140,16 +140,7 @@ class CrossEncoderScorer(Scorer):
                               amp_dtype=self._amp_dtype())
 
     # -- training ----------------------------------------------------------------------------
-    def fit(
-        self,
-        train: Lists,
-        validation: Lists | None,
-        options: TrainOptions,
-        *,
-        run_dir: Path | None = None,
-        resume: bool = False,
-        progress: ProgressFn | None = None,
-    ) -> list[dict[str, Any]]:
+    def _fit(self, job: FitJob) -> list[dict[str, Any]]:
         """Fine-tune with ``CrossEncoderTrainer``; returns one log dict per epoch.
 
         Checkpoints go to ``run_dir/checkpoints`` (a temp folder when ``run_dir`` is None);
@@ -159,8 +150,8 @@ class CrossEncoderScorer(Scorer):
         """
         from gradebench.scorers._ce_train import fit_cross_encoder
 
-        return fit_cross_encoder(self, train, validation, options, run_dir=run_dir, resume=resume,
-                                 progress=progress)
+        return fit_cross_encoder(self, job.train, job.validation, job.options, run_dir=job.run_dir, resume=job.resume,
+                                 progress=job.progress)
 
     # -- persistence -------------------------------------------------------------------------
     def save(self, directory: Path) -> None:

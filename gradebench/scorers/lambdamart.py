@@ -17,8 +17,8 @@ from pydantic import Field
 
 from gradebench.benchmark.lists import Lists
 from gradebench.errors import GradebenchError, InvalidArgumentError, RunError
-from gradebench.scorers import Scorer, ScorerConfig, TrainOptions, register_scorer
-from gradebench.scorers.base import ProgressFn
+from gradebench.scorers import Scorer, ScorerConfig, register_scorer
+from gradebench.scorers.base import FitJob
 from gradebench.scorers.lexical import FEATURE_NAMES, lexical_features
 
 MODEL_FILE = "lambdamart.txt"
@@ -68,18 +68,9 @@ class LambdaMART(Scorer):
         super().__init__(config, seed=seed)
         self._booster: Any = None
 
-    def fit(
-        self,
-        train: Lists,
-        validation: Lists | None,
-        options: TrainOptions,
-        *,
-        run_dir: Path | None = None,
-        resume: bool = False,
-        progress: ProgressFn | None = None,
-    ) -> list[dict[str, Any]]:
+    def _fit(self, job: FitJob) -> list[dict[str, Any]]:
         lgb = _lightgbm()
-        cfg = self.config
+        cfg, train, validation = self.config, job.train, job.validation
         x, (y, g) = lexical_features(train), _groups(train)
         params = dict(
             objective="lambdarank", n_estimators=cfg.n_estimators, learning_rate=cfg.learning_rate,
@@ -99,8 +90,8 @@ class LambdaMART(Scorer):
         curve = model.evals_result_.get("valid_0", {}).get("ndcg@5", [])
         for i, v in enumerate(curve, start=1):
             history.append({"epoch": i, "eval_ndcg@5": float(v)})
-        if progress is not None:
-            progress(1, 1, f"lambdamart: {model.booster_.current_iteration()} trees")
+        if job.progress is not None:
+            job.progress(1, 1, f"lambdamart: {model.booster_.current_iteration()} trees")
         return history
 
     def score(self, lists: Lists) -> np.ndarray:

@@ -29,17 +29,18 @@ next to ``gradebench_scorer.json``; scoring needs no torch.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, ClassVar, Literal
 
 import numpy as np
-from pydantic import Field, field_validator
+from pydantic import Field
 
 from gradebench.benchmark.lists import Lists
 from gradebench.errors import InvalidArgumentError
 from gradebench.scorers import register_scorer
-from gradebench.scorers._hashed_base import SCORER_FILE, check_arch, read_scorer_json, write_json_atomic
-from gradebench.scorers.base import ProgressFn, Scorer, ScorerConfig, TrainOptions, check_scores
+from gradebench.scorers._hashed_base import NGramRange, check_arch, read_scorer_json, write_scorer_json
+from gradebench.scorers.base import FitJob, Scorer, ScorerConfig, check_scores
 
 #: ridge penalties tried when ``alpha`` is None, from the strongest to the weakest
 ALPHAS: tuple[float, ...] = (100.0, 10.0, 1.0, 0.1)
@@ -50,22 +51,13 @@ class QueryBlindConfig(ScorerConfig):
     """``query-blind`` settings."""
 
     dim: int = Field(2**18, ge=2**4, le=2**24, description="hashing dimension of candidate n-grams")
-    word_ngrams: tuple[int, int] = Field((1, 2), description="word n-gram orders (min, max); (0, 0) = none")
-    char_ngrams: tuple[int, int] = Field((3, 5), description="character n-gram orders (min, max); (0, 0) = none")
+    word_ngrams: NGramRange = Field((1, 2), description="word n-gram orders (min, max); (0, 0) = none")
+    char_ngrams: NGramRange = Field((3, 5), description="character n-gram orders (min, max); (0, 0) = none")
     solver: Literal["auto", "ridge", "torch"] = Field(
         "auto", description="auto: ridge for loss mse, the torch engine otherwise")
     alpha: float | None = Field(None, gt=0, description="ridge penalty; None picks one of ALPHAS on validation")
     max_iter: int = Field(1000, ge=1, description="LSQR iterations per alpha")
     tol: float = Field(1e-6, gt=0, lt=1, description="LSQR atol/btol")
-
-    @field_validator("word_ngrams", "char_ngrams")
-    @classmethod
-    def _ngram_range(cls, value: tuple[int, int]) -> tuple[int, int]:
-        from gradebench.scorers.features import valid_ngram_range
-
-        if not valid_ngram_range(value):
-            raise ValueError("must be [min, max] with 1 <= min <= max <= 16, or [0, 0] for none")
-        return value
 
 
 @register_scorer("query-blind")
@@ -107,20 +99,12 @@ class QueryBlind(Scorer):
         return lists.unflatten(x @ w + b)
 
     # -- training ------------------------------------------------------------------------------
-    def fit(
-        self,
-        train: Lists,
-        validation: Lists | None,
-        options: TrainOptions,
-        *,
-        run_dir: Path | None = None,
-        resume: bool = False,
-        progress: ProgressFn | None = None,
-    ) -> list[dict[str, Any]]:
+    def _fit(self, job: FitJob) -> list[dict[str, Any]]:
         """Fit ``w`` (see the module docstring for the two solvers); returns history records.
 
         The ridge solver is deterministic and writes no checkpoints: ``resume`` simply refits.
         """
+        options = job.options
         loss = options.loss or self.default_loss
         if loss != "mse":
             from gradebench.losses import get_loss
@@ -137,16 +121,15 @@ class QueryBlind(Scorer):
                 )
             if options.loss_params:
                 raise InvalidArgumentError("loss 'mse' takes no parameters", key="loss_params")
-            return self._fit_ridge(train, validation, options, progress)
-        return self._fit_torch(train, validation, options.model_copy(update={"loss": loss}), run_dir, resume,
-                               progress)
+            return self._fit_ridge(job)
+        return self._fit_torch(replace(job, options=options.model_copy(update={"loss": loss})))
 
-    def _fit_ridge(self, train: Lists, validation: Lists | None, options: TrainOptions,
-                   progress: ProgressFn | None) -> list[dict[str, Any]]:
+    def _fit_ridge(self, job: FitJob) -> list[dict[str, Any]]:
         from scipy.sparse.linalg import LinearOperator, lsqr
 
         from gradebench.training.evaluation import json_ready, list_metrics, metric_key
 
+        train, validation, options, progress = job.train, job.validation, job.options, job.progress
         if train.n_candidates == 0:
             raise InvalidArgumentError("no training lists", hint="check the benchmark's train split")
         x = self._flat(train)
@@ -188,12 +171,12 @@ class QueryBlind(Scorer):
         self._w, self._b = best_w, 0.0
         return [json_ready(r) for r in history]
 
-    def _fit_torch(self, train: Lists, validation: Lists | None, options: TrainOptions, run_dir: Path | None,
-                   resume: bool, progress: ProgressFn | None) -> list[dict[str, Any]]:
+    def _fit_torch(self, job: FitJob) -> list[dict[str, Any]]:
         from gradebench.scorers._torch_common import batch_tensors, build_module, predict
         from gradebench.scorers._torch_nets import LinearBag
         from gradebench.training.engine import check_loss, fit_torch_scorer
 
+        train, validation, options = job.train, job.validation, job.options
         check_loss(options.loss, options.loss_params, scorer=self.name)
         net = build_module(LinearBag, self.seed, dim=self.config.dim)
         train_f = self._features(train)
@@ -205,9 +188,9 @@ class QueryBlind(Scorer):
             return predict(net, lf, parts)
 
         history = fit_torch_scorer(
-            net, train=train, validation=validation, options=options, output_dir=run_dir,
+            net, train=train, validation=validation, options=options, output_dir=job.run_dir,
             collate=lambda rows, width: batch_tensors(train_f, rows, width, parts), score_fn=score_fn,
-            default_lr=self.default_lr, resume=resume, progress=progress, scorer=self.name,
+            default_lr=self.default_lr, resume=job.resume, progress=job.progress, scorer=self.name,
         )
         self._w = net.weight.weight.detach().cpu().numpy()[:, 0].astype(np.float64)
         self._b = float(net.bias.detach().cpu())
@@ -233,10 +216,7 @@ class QueryBlind(Scorer):
         tmp = directory / f".{WEIGHTS_FILE}.tmp"
         save_file({"w": np.ascontiguousarray(self._w), "b": np.asarray([self._b])}, str(tmp))
         tmp.replace(directory / WEIGHTS_FILE)
-        write_json_atomic(directory / SCORER_FILE, {
-            "scorer": self.name, "version": self.version, "seed": self.seed,
-            "config": self.config.model_dump(mode="json"),
-        })
+        write_scorer_json(self, directory)
 
     @classmethod
     def load(cls, directory: Path, config: ScorerConfig | dict[str, Any] | None = None, *,

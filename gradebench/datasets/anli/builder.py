@@ -40,6 +40,7 @@ from pathlib import Path
 import pyarrow as pa
 from pydantic import Field, field_validator
 
+from gradebench.datasets import register_builder
 from gradebench.datasets.anli.reader import ART_LABELS, ART_SPLITS, ARTItem, labels_file_for, read_art
 from gradebench.datasets.base import Builder, Column, GradedList, Selection
 from gradebench.datasets.chaosnli.builder import RELEASE_FOLDER
@@ -146,6 +147,7 @@ class ANLISection(StrictModel):
         return check_template(v, frozenset({"obs1", "obs2"}))
 
 
+@register_builder
 class ANLIBuilder(Builder):
     name = "anli"
     version = 1

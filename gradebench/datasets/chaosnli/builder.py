@@ -25,6 +25,7 @@ from typing import Literal
 import pyarrow as pa
 from pydantic import Field, field_validator, model_validator
 
+from gradebench.datasets import register_builder
 from gradebench.datasets.base import Builder, Column, GradedList, Selection
 from gradebench.datasets.chaosnli.reader import NLI_LABELS, SUBSET_FILES, NLIItem, read_chaosnli_nli, vote_problem
 from gradebench.datasets.common import check_template, dense_rank, shuffled_order
@@ -77,6 +78,7 @@ class ChaosNLISection(StrictModel):
         return check_template(v, frozenset({"premise", "hypothesis"}))
 
 
+@register_builder
 class ChaosNLIBuilder(Builder):
     name = "chaosnli"
     version = 1

@@ -24,6 +24,7 @@ from typing import Any, ClassVar, Literal
 import pyarrow as pa
 from pydantic import Field, field_validator
 
+from gradebench.datasets import register_builder
 from gradebench.datasets.base import Builder, Column, GradedList, Selection
 from gradebench.datasets.common import check_template, shuffled_order
 from gradebench.datasets.dnli.reader import FORMAT, SUBSETS, DNLIRow, clean_text, locate_dnli, read_dnli
@@ -87,6 +88,7 @@ class DNLISection(TieredSection):
         return _subsets_ok(v)
 
 
+@register_builder
 class DNLIBuilder(_DNLIFiles, TieredNLIBuilder):
     """δ-NLI rows as tiered queries: label = update type, gold = the human update."""
 
@@ -223,6 +225,7 @@ def _pair_rows(rows: Sequence[DNLIRow], skipped: Counter) -> list[DNLIRow]:
     return out
 
 
+@register_builder
 class DNLINaturalBuilder(_DNLIFiles, Builder):
     """δ-NLI pairs ranking their own human updates: the preferred update type above the other."""
 

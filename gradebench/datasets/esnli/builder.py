@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+from gradebench.datasets import register_builder
 from gradebench.datasets.esnli.detect import (
     FORMAT_CSV,
     FORMAT_PREPROCESSED,
@@ -21,6 +22,7 @@ from gradebench.datasets.records import InputFile, NLIExample
 from gradebench.datasets.tiers.builder import TieredNLIBuilder
 
 
+@register_builder
 class ESNLIBuilder(TieredNLIBuilder):
     name = "esnli"
     version = 1

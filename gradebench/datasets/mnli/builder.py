@@ -21,6 +21,7 @@ from typing import ClassVar
 
 import pyarrow as pa
 
+from gradebench.datasets import register_builder
 from gradebench.datasets.base import Column, GradedList
 from gradebench.datasets.mnli.reader import (
     FORMAT_JSONL,
@@ -43,6 +44,7 @@ MNLI_COLUMNS: tuple[Column, ...] = TIERED_COLUMNS + (
 )
 
 
+@register_builder
 class MNLIBuilder(TieredNLIBuilder):
     name = "mnli"
     version = 1

@@ -14,6 +14,7 @@ from typing import ClassVar
 
 from pydantic import Field, field_validator, model_validator
 
+from gradebench.datasets import register_builder
 from gradebench.datasets.nli_table.reader import FORMATS, ColumnRoles, locate_table, read_nli_table
 from gradebench.datasets.records import InputFile, NLIExample
 from gradebench.datasets.tiers.builder import TieredNLIBuilder
@@ -101,6 +102,7 @@ class NLITableSection(TieredSection):
         return self
 
 
+@register_builder
 class NLITableBuilder(TieredNLIBuilder):
     name = "nli-table"
     version = 1

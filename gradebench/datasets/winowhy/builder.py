@@ -24,6 +24,7 @@ from typing import ClassVar, Literal
 import pyarrow as pa
 from pydantic import Field, field_validator
 
+from gradebench.datasets import register_builder
 from gradebench.datasets.base import Builder, Column, GradedList, Selection
 from gradebench.datasets.common import check_template, shuffled_order, template_fields
 from gradebench.datasets.records import InputFile
@@ -112,6 +113,7 @@ def twin_ids(questions: Sequence[WinoWhyQuestion]) -> dict[int, int]:
     return out
 
 
+@register_builder
 class WinoWhyBuilder(Builder):
     name = "winowhy"
     version = 1

@@ -40,6 +40,7 @@ import numpy as np
 import pyarrow as pa
 from pydantic import Field, StrictInt, field_validator, model_validator
 
+from gradebench.datasets import register_builder
 from gradebench.datasets.base import Builder, Column, GradedList, Selection
 from gradebench.datasets.common import check_template, shuffled_order
 from gradebench.datasets.records import SPLITS, InputFile
@@ -50,7 +51,6 @@ from gradebench.datasets.worldtree.reader import (
     TableStore,
     find_release,
     join_ratings,
-    normalize_space,
     read_questions,
     read_ratings,
     read_tablestore,
@@ -283,6 +283,7 @@ class NegativeSampler:
 # --------------------------------------------------------------------------- the builder
 
 
+@register_builder
 class WorldTreeBuilder(Builder):
     name = "worldtree"
     version = 1
