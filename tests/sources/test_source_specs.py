@@ -10,7 +10,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from gradebench.datasets import BUILTIN
+from gradebench.datasets import builder_names
+
+BUILTIN = builder_names()  # every registered builder (no plugins are installed in the tests)
 from gradebench.datasets.source import (
     SOURCE_FILE,
     FamilySource,
