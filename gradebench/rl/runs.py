@@ -37,6 +37,8 @@ from gradebench.experiments.runs import RunClaim, RunLayout, claim, from_final, 
 from gradebench.experiments.store import record_dir, write_record
 from gradebench.hashing import sha256_json
 from gradebench.paths import check_writable_dir
+from gradebench.rl.options import PolicyOptions
+from gradebench.rl.policy import precision
 from gradebench.rl.steplog import StepLog, summarize
 
 RUN_CONFIG = "policy-run-config.json"
@@ -90,22 +92,28 @@ class PolicyJob:
 
     ``train(trainer_dir, steplog)`` trains and returns the model to save (with the policy's
     original tokenizer, loaded again from its folder, so training-time changes such as a pad
-    token never reach the saved policy).
+    token never reach the saved policy). ``options`` is the method's options model; the run
+    records :meth:`~gradebench.rl.options.PolicyOptions.recorded` and the precision.
     """
 
-    method: str
     bench: Any
-    split: str
     n_queries: int
     reference: str
     policy: Any  # PolicyInfo
     reward: dict[str, Any] | None
     loss: dict[str, Any] | None
-    options: dict[str, Any]
-    seed: int
-    steps: int
+    options: PolicyOptions
     key_map: dict[str, str]
     train: Callable[[Path, StepLog], Any]
+    method: str = field(init=False)
+    split: str = field(init=False)
+    seed: int = field(init=False)
+    recorded: dict[str, Any] = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.method = self.options.method
+        self.split, self.seed = self.options.split, self.options.seed
+        self.recorded = {**self.options.recorded(), "precision": precision()}
 
     def fingerprint(self) -> str:
         return sha256_json({
@@ -114,7 +122,7 @@ class PolicyJob:
             "reward": None if self.reward is None else {
                 "identity": self.reward.get("fingerprint") or self.reward.get("source"),
                 "normalize": self.reward.get("normalize")},
-            "loss": self.loss, "options": self.options, "seed": self.seed, "gradebench_version": __version__,
+            "loss": self.loss, "options": self.recorded, "seed": self.seed, "gradebench_version": __version__,
         })
 
 
@@ -134,10 +142,10 @@ def _run(job: PolicyJob, run: RunClaim, results_dir: str | Path, progress: Calla
          t0: float) -> PolicyRunResult:
     run.begin({"method": job.method, "policy": job.policy.as_dict(), "benchmark": job.bench.name,
                "benchmark_fingerprint": job.bench.fingerprint, "benchmark_path": str(job.bench.path),
-               "split": job.split, "reward": job.reward, "loss": job.loss, "options": job.options, "seed": job.seed,
+               "split": job.split, "reward": job.reward, "loss": job.loss, "options": job.recorded, "seed": job.seed,
                "gradebench_version": __version__})
-    steplog = StepLog(run.run_dir / HISTORY if run.main else None, key_map=job.key_map, total_steps=job.steps,
-                      progress=progress)
+    steplog = StepLog(run.run_dir / HISTORY if run.main else None, key_map=job.key_map,
+                      total_steps=job.options.steps, progress=progress)
     trainer_dir = run.run_dir / TRAINER_DIR
     t_fit = time.perf_counter()
     try:
@@ -171,7 +179,7 @@ def _result(job: PolicyJob, run: RunClaim, lines: list[dict[str, Any]], record: 
         run_dir=str(run.run_dir), method=job.method, run_fingerprint=run.fingerprint, benchmark=job.bench.name,
         benchmark_fingerprint=job.bench.fingerprint, benchmark_path=str(job.bench.path), split=job.split,
         policy=job.policy.as_dict(), policy_out=str(run.run_dir / POLICY_DIR), reward=job.reward, loss=job.loss,
-        options=job.options, seed=job.seed, n_steps=len(lines), metrics=summarize(lines, window=WINDOW),
+        options=job.recorded, seed=job.seed, n_steps=len(lines), metrics=summarize(lines, window=WINDOW),
         history=lines, record=record, record_id=record_id, timings=timings,
     )
 
@@ -186,7 +194,7 @@ def _record(job: PolicyJob, run: RunClaim, lines: list[dict[str, Any]], timings:
                    "split": job.split, "n_queries": job.n_queries, "reference": job.reference},
         policy={"path": job.policy.path, "fingerprint": job.policy.fingerprint, "model_type": job.policy.model_type,
                 "context": job.policy.context, "output_path": str(run.run_dir / POLICY_DIR)},
-        reward=job.reward, loss=job.loss, options=job.options, seed=job.seed, n_steps=len(lines), window=WINDOW,
+        reward=job.reward, loss=job.loss, options=job.recorded, seed=job.seed, n_steps=len(lines), window=WINDOW,
         metrics=summarize(lines, window=WINDOW), first_step=lines[0] if lines else None,
         last_step=lines[-1] if lines else None, run={"run_dir": str(run.run_dir), "run_fingerprint": run.fingerprint},
         timings=timings, environment=environment(),
