@@ -199,5 +199,11 @@ def test_old_record_function_paths_are_the_store_functions():
     assert P.read_policy_record is S.read_policy_record is read_policy_record
     assert P.list_policy_records is S.list_policy_records is list_policy_records
     assert P.write_policy_record is S.write_policy_record
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        from gradebench.rl.records import list_policy_records as old  # the path before step 1 of the redesign
+    assert old is S.list_policy_records
     with pytest.raises(AttributeError):
         R.no_such_name  # noqa: B018
