@@ -12,10 +12,10 @@ torch = pytest.importorskip("torch")
 pytest.importorskip("trl")
 
 from gradebench.errors import InvalidArgumentError, UnknownNameError  # noqa: E402
+from gradebench.experiments.store import read_policy_record  # noqa: E402
 from gradebench.rl.lipo import candidate_scores, collate, lipo, lipo_stats  # noqa: E402
 from gradebench.rl.policy import sequence_kl, sequence_logps  # noqa: E402
 from gradebench.rl.prompts import reference_index  # noqa: E402
-from gradebench.experiments.policy_record import read_policy_record  # noqa: E402
 from gradebench.rl.runs import HISTORY, POLICY_DIR, RUN_CONFIG, RUN_JSON, read_policy_run  # noqa: E402
 from tests.rl.conftest import weights_changed  # noqa: E402
 
