@@ -199,11 +199,15 @@ def test_old_record_function_paths_are_the_store_functions():
     assert P.read_policy_record is S.read_policy_record is read_policy_record
     assert P.list_policy_records is S.list_policy_records is list_policy_records
     assert P.write_policy_record is S.write_policy_record
-    import warnings
-
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", DeprecationWarning)
-        from gradebench.rl.records import list_policy_records as old  # the path before step 1 of the redesign
-    assert old is S.list_policy_records
+    # the path before step 1 of the redesign, in a fresh process (its deprecation warning is test_moved's)
+    code = ("import warnings; warnings.simplefilter('ignore')\n"
+            "from gradebench.rl.records import list_policy_records, read_policy_record\n"
+            "from gradebench.experiments import store\n"
+            "assert list_policy_records is store.list_policy_records\n"
+            "assert read_policy_record is store.read_policy_record\n"
+            "print('ok')\n")
+    out = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, check=True,
+                         env=dict(os.environ, PYTHONPATH=str(REPO)))
+    assert out.stdout == "ok\n"
     with pytest.raises(AttributeError):
         R.no_such_name  # noqa: B018
