@@ -1,19 +1,29 @@
-"""``gradebench lipo | grpo | ppo``: thin commands over :mod:`gradebench.rl` (extra ``rl``)."""
+"""``gradebench lipo | grpo | ppo``: thin commands over :mod:`gradebench.rl` (extra ``rl``).
+
+Each command's method options are the fields of its options model
+(:mod:`gradebench.rl.options`): the flags, their defaults and their help come from there, and
+the values go to the Python function, which validates them (one line naming the flag).
+"""
 
 from __future__ import annotations
 
 import contextlib
+import inspect
+import typing
 import warnings
 from pathlib import Path
-from typing import Annotated, Any, Optional
+from typing import Annotated, Any, Literal, Optional
 
 import typer
 
 from gradebench.cli.app import _state, app, emit
 from gradebench.cli.harness_cmds import parse_settings, with_progress
 from gradebench.errors import InvalidArgumentError
+from gradebench.experiments.store import DEFAULT_RESULTS_DIR
+from gradebench.rl.options import GrpoOptions, LipoOptions, PolicyOptions, PpoOptions, cli_flag
 
-RESULTS_DIR = Path("leaderboard/results")
+#: the old name of the default results folder
+RESULTS_DIR = DEFAULT_RESULTS_DIR
 #: the metrics the human summary shows, when logged
 SHOWN = ("loss", "reward_mean", "reward_std", "kl", "above_reference", "margin", "pair_accuracy", "value_loss")
 _policy = typer.Option(help="a local causal-LM folder (weights + tokenizer), e.g. models/gpt2-medium")
@@ -21,10 +31,7 @@ _benchmark = typer.Option(help="a benchmark folder written by `gradebench build`
 _out = typer.Option(help="run folder to write (the trained policy goes to OUT/policy)")
 _reward = typer.Option(help="an exported reward folder (`gradebench export-reward`) or a training run folder")
 _results_dir = typer.Option("--results-dir", help="root of the result records (the policy record goes there)")
-_template = typer.Option("--prompt-template", help="how a query is shown to the policy ({query} once)")
 _json = typer.Option("--json", help="print the result as JSON")
-_normalize = typer.Option("--normalize-reward/--raw-reward",
-                          help="standardise the exported reward with its stored calibration, or use raw scores")
 
 
 @contextlib.contextmanager
@@ -75,95 +82,71 @@ def _run(as_json: bool, fn: Any) -> None:
     console.print(f"record: [cyan]{result.record}[/cyan]")
 
 
+def _with_options(model: type[PolicyOptions], *, skip: tuple[str, ...] = ()) -> Any:
+    """Give a command one flag per field of ``model`` (name, default and help from the field), between
+    its required options and its others; the command receives them as ``**options``."""
+
+    def wrap(fn: Any) -> Any:
+        sig = inspect.signature(fn, eval_str=True)
+        fixed = [p for p in sig.parameters.values() if p.kind is not inspect.Parameter.VAR_KEYWORD]
+        flags = []
+        for name, info in model.model_fields.items():
+            if name in skip:
+                continue
+            annotation = str if typing.get_origin(info.annotation) is Literal else info.annotation
+            flags.append(inspect.Parameter(
+                name, inspect.Parameter.POSITIONAL_OR_KEYWORD, default=info.get_default(call_default_factory=True),
+                annotation=Annotated[annotation, typer.Option(cli_flag(name, info), help=info.description)]))
+        required = [p for p in fixed if p.default is inspect.Parameter.empty]
+        others = [p for p in fixed if p.default is not inspect.Parameter.empty]
+        fn.__signature__ = sig.replace(parameters=required + flags + others)
+        return fn
+
+    return wrap
+
+
 @app.command()
+@_with_options(LipoOptions, skip=("loss_params",))
 def lipo(
     policy: Annotated[Path, _policy],
     benchmark: Annotated[Path, _benchmark],
     out: Annotated[Path, _out],
-    loss: Annotated[str, typer.Option(help="registered ranking loss (lambdaloss = LiPO-λ, ranknet = DPO at K=2)")]
-    = "lambdaloss",
     loss_param: Annotated[Optional[list[str]], typer.Option("--loss-param", help="loss parameter key=value")] = None,
-    list_size: Annotated[Optional[int], typer.Option(help="K candidates per list (default: all)")] = None,
-    beta: Annotated[float, typer.Option(help="scale of the log-ratio scores")] = 0.1,
-    steps: Annotated[int, typer.Option(help="optimiser steps")] = 100,
-    lr: Annotated[float, typer.Option(help="learning rate")] = 1e-6,
-    batch_size: Annotated[int, typer.Option(help="lists per step")] = 4,
-    split: Annotated[str, typer.Option(help="split whose lists train")] = "train",
-    labels: Annotated[str, typer.Option(help="relevance (grades) or score (graded quality in [0, 1])")]
-    = "relevance",
-    max_queries: Annotated[Optional[int], typer.Option(help="train on the first N queries only")] = None,
-    prompt_template: Annotated[str, _template] = "{query}\nExplanation:",
-    seed: Annotated[int, typer.Option(help="seed of the run")] = 42,
-    results_dir: Annotated[Path, _results_dir] = RESULTS_DIR,
+    results_dir: Annotated[Path, _results_dir] = DEFAULT_RESULTS_DIR,
     as_json: Annotated[bool, _json] = False,
+    **options: Any,
 ) -> None:
     """LiPO: optimise a policy on a benchmark's graded lists with a ranking loss (no reward model)."""
     from gradebench.rl.lipo import lipo as lipo_api
 
     params = parse_settings(loss_param, flag="--loss-param")
-    _run(as_json, lambda progress: lipo_api(
-        policy, benchmark, out=out, loss=loss, loss_params=params, list_size=list_size, beta=beta, steps=steps,
-        lr=lr, batch_size=batch_size, split=split, labels=labels, max_queries=max_queries,
-        prompt_template=prompt_template, seed=seed, results_dir=results_dir, progress=progress))
+    _run(as_json, lambda progress: lipo_api(policy, benchmark, out=out, loss_params=params, results_dir=results_dir,
+                                            progress=progress, **options))
 
 
-@app.command()
-def grpo(
-    policy: Annotated[Path, _policy],
-    reward: Annotated[Path, _reward],
-    benchmark: Annotated[Path, _benchmark],
-    out: Annotated[Path, _out],
-    steps: Annotated[int, typer.Option(help="optimiser steps (one generation round each)")] = 100,
-    num_generations: Annotated[int, typer.Option(help="completions per prompt")] = 4,
-    batch_prompts: Annotated[int, typer.Option(help="prompts per step")] = 2,
-    lr: Annotated[float, typer.Option(help="learning rate")] = 1e-6,
-    kl_coef: Annotated[float, typer.Option(help="KL coefficient (GRPO's beta; 0 = no reference model)")] = 0.04,
-    max_completion_length: Annotated[int, typer.Option(help="most new tokens per completion")] = 64,
-    temperature: Annotated[float, typer.Option(help="sampling temperature")] = 1.0,
-    split: Annotated[str, typer.Option(help="split whose queries are the prompts")] = "train",
-    max_queries: Annotated[Optional[int], typer.Option(help="use the first N queries only")] = None,
-    prompt_template: Annotated[str, _template] = "{query}\nExplanation:",
-    normalize_reward: Annotated[bool, _normalize] = True,
-    seed: Annotated[int, typer.Option(help="seed of the run")] = 42,
-    results_dir: Annotated[Path, _results_dir] = RESULTS_DIR,
-    as_json: Annotated[bool, _json] = False,
-) -> None:
-    """GRPO (TRL) on a benchmark's queries, rewarded by an exported gradebench scorer."""
-    from gradebench.rl.grpo import grpo as grpo_api
+def _rewarded_command(method: str, model: type[PolicyOptions], doc: str) -> None:
+    """Register ``gradebench METHOD`` for a method that samples and is rewarded (GRPO, PPO)."""
 
-    _run(as_json, lambda progress: grpo_api(
-        policy, reward, benchmark, out=out, steps=steps, num_generations=num_generations,
-        batch_prompts=batch_prompts, lr=lr, kl_coef=kl_coef, max_completion_length=max_completion_length,
-        temperature=temperature, split=split, max_queries=max_queries, prompt_template=prompt_template,
-        normalize_reward=normalize_reward, seed=seed, results_dir=results_dir, progress=progress))
+    def command(
+        policy: Annotated[Path, _policy],
+        reward: Annotated[Path, _reward],
+        benchmark: Annotated[Path, _benchmark],
+        out: Annotated[Path, _out],
+        results_dir: Annotated[Path, _results_dir] = DEFAULT_RESULTS_DIR,
+        as_json: Annotated[bool, _json] = False,
+        **options: Any,
+    ) -> None:
+        import importlib
+
+        api = getattr(importlib.import_module(f"gradebench.rl.{method}"), method)
+        _run(as_json, lambda progress: api(policy, reward, benchmark, out=out, results_dir=results_dir,
+                                           progress=progress, **options))
+
+    command.__doc__ = doc
+    app.command(method)(_with_options(model)(command))
 
 
-@app.command()
-def ppo(
-    policy: Annotated[Path, _policy],
-    reward: Annotated[Path, _reward],
-    benchmark: Annotated[Path, _benchmark],
-    out: Annotated[Path, _out],
-    steps: Annotated[int, typer.Option(help="PPO updates (one rollout each)")] = 100,
-    batch_size: Annotated[int, typer.Option(help="prompts per rollout")] = 8,
-    lr: Annotated[float, typer.Option(help="learning rate")] = 1.4e-5,
-    kl_coef: Annotated[float, typer.Option(help="per-token KL penalty coefficient")] = 0.1,
-    ppo_epochs: Annotated[int, typer.Option(help="optimisation epochs per rollout")] = 4,
-    max_completion_length: Annotated[int, typer.Option(help="most new tokens per response")] = 53,
-    temperature: Annotated[float, typer.Option(help="sampling temperature")] = 0.7,
-    split: Annotated[str, typer.Option(help="split whose queries are the prompts")] = "train",
-    max_queries: Annotated[Optional[int], typer.Option(help="use the first N queries only")] = None,
-    prompt_template: Annotated[str, _template] = "{query}\nExplanation:",
-    normalize_reward: Annotated[bool, _normalize] = True,
-    seed: Annotated[int, typer.Option(help="seed of the run")] = 42,
-    results_dir: Annotated[Path, _results_dir] = RESULTS_DIR,
-    as_json: Annotated[bool, _json] = False,
-) -> None:
-    """PPO (TRL experimental) on a benchmark's queries, rewarded by an exported gradebench scorer."""
-    from gradebench.rl.ppo import ppo as ppo_api
-
-    _run(as_json, lambda progress: ppo_api(
-        policy, reward, benchmark, out=out, steps=steps, batch_size=batch_size, lr=lr, kl_coef=kl_coef,
-        ppo_epochs=ppo_epochs, max_completion_length=max_completion_length, temperature=temperature, split=split,
-        max_queries=max_queries, prompt_template=prompt_template, normalize_reward=normalize_reward, seed=seed,
-        results_dir=results_dir, progress=progress))
+_rewarded_command("grpo", GrpoOptions,
+                  "GRPO (TRL) on a benchmark's queries, rewarded by an exported gradebench scorer.")
+_rewarded_command("ppo", PpoOptions,
+                  "PPO (TRL experimental) on a benchmark's queries, rewarded by an exported gradebench scorer.")

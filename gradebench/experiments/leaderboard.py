@@ -188,10 +188,8 @@ POLICY_METRICS = ("reward_mean", "reward_std", "kl", "above_reference")
 
 def policy_rows(results_dir: str | Path, benchmark: str | None = None) -> list[dict[str, Any]]:
     """One row per policy record: method, benchmark, policy, reward or loss, steps, final metrics."""
-    from gradebench.experiments.policy_record import list_policy_records
-
     rows = []
-    for r in list_policy_records(results_dir, benchmark=benchmark):
+    for r in list_records(results_dir, benchmark=benchmark, kind="policy"):
         rows.append({
             "id": r.id,
             "method": r.method,

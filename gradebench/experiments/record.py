@@ -8,13 +8,15 @@ One evaluation of one scorer on one split of one benchmark writes, under
   benchmark has tiers), in the benchmark's list order;
 * ``<id>.queries.parquet`` -- per-query metric values in long form: ``record_id``,
   ``query_id``, ``metric``, ``value`` (null = the query is excluded for that metric);
-* ``<id>.json`` -- the :class:`EvalRecord` (``schema_version`` 1), written last.
+* ``<id>.json`` -- the :class:`EvalRecord` (``schema_version`` 1, ``kind: "gradebench.result"``:
+  an ``evaluation`` record of :mod:`gradebench.experiments.store`), written last.
 
-Each file is written to a temp file in the same folder and renamed onto its name
-(``os.replace``), the Parquet files first and the JSON last, so a reader that lists ``*.json``
-never sees a record without its predictions, and any number of processes can write into one
-results folder at once: each record has its own files and a rename is atomic. Two processes
-writing the same ``id`` write the same predictions and metrics; the last rename wins.
+:mod:`gradebench.experiments.store` writes, reads and lists the files: each is written to a temp
+file in the same folder and renamed onto its name (``os.replace``), the Parquet files first and
+the JSON last, so a reader that lists ``*.json`` never sees a record without its predictions,
+and any number of processes can write into one results folder at once: each record has its own
+files and a rename is atomic. Two processes writing the same ``id`` write the same predictions
+and metrics; the last rename wins.
 
 The record ``id`` is the sha256 of canonical JSON (sorted keys) of everything that
 determines the numbers in it: the benchmark fingerprint, split, scorer name,
@@ -30,11 +32,12 @@ import math
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
-from gradebench.errors import RecordError
+from gradebench._lazy import lazy_attributes
+from gradebench.errors import RecordError  # noqa: F401 - imported from here by older callers
 from gradebench.hashing import sha256_json
-from gradebench.paths import publish, temp_beside, write_text_atomic
+from gradebench.paths import write_text_atomic
 
 RESULT_SCHEMA_VERSION = 1
 #: bump when the metric suite or the way CIs/separation figures are computed changes
@@ -261,74 +264,14 @@ def json_float(x: Any) -> float | None:
 
 
 # -- files ---------------------------------------------------------------------------------
-def record_dir(results_dir: str | Path, benchmark: str) -> Path:
-    return Path(results_dir) / benchmark
-
-
 def file_names(rid: str) -> RecordFiles:
     return RecordFiles(predictions=rid + PREDICTIONS_SUFFIX, per_query=rid + PER_QUERY_SUFFIX)
 
 
-def write_parquet_atomic(table: Any, path: Path, metadata: dict[str, str]) -> None:
-    """Write an Arrow table to a temp file beside ``path``, then rename it onto ``path``."""
-    import pyarrow.parquet as pq
-
-    meta = {**(table.schema.metadata or {}), **{k.encode(): v.encode() for k, v in metadata.items()}}
-    schema = table.schema.with_metadata(meta)
-    tmp = temp_beside(path)
-    try:
-        pq.write_table(table.cast(schema), tmp, compression="zstd", compression_level=1)
-        publish(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
-
-
-def write_record(record: EvalRecord, predictions: Any, per_query: Any, results_dir: str | Path) -> Path:
-    """Write the record's three files (Parquet first, JSON last); returns the JSON path."""
-    folder = record_dir(results_dir, record.benchmark.name)
-    folder.mkdir(parents=True, exist_ok=True)
-    meta = {"gradebench.result.schema_version": str(RESULT_SCHEMA_VERSION), "gradebench.record_id": record.id}
-    write_parquet_atomic(predictions, folder / record.files.predictions, meta)
-    write_parquet_atomic(per_query, folder / record.files.per_query, meta)
-    path = folder / f"{record.id}{RECORD_SUFFIX}"
-    write_text_atomic(path, json.dumps(record.to_dict(), indent=2, sort_keys=True, allow_nan=False) + "\n")
-    record._path = path
-    return path
-
-
-def read_record(path: str | Path) -> EvalRecord:
-    """Read and validate one record JSON.
-
-    Raises:
-        RecordError: no such file, invalid JSON, another schema version, or invalid content.
-    """
-    p = Path(path)
-    try:
-        raw = json.loads(p.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise RecordError("no such result record", path=p,
-                          hint="list records with `gradebench query 'select id from results'`") from None
-    except (ValueError, UnicodeDecodeError) as e:
-        raise RecordError(f"result record is not valid JSON ({e})", path=p,
-                          hint="delete it and evaluate again") from None
-    if not isinstance(raw, dict):
-        raise RecordError("result record is not a JSON object", path=p, hint="delete it and evaluate again")
-    version = raw.get("schema_version")
-    if version != RESULT_SCHEMA_VERSION:
-        raise RecordError(
-            f"result record schema v{version} is not supported (this gradebench reads v{RESULT_SCHEMA_VERSION})",
-            path=p, hint="evaluate again with this gradebench version",
-        )
-    try:
-        record = EvalRecord.model_validate(raw)
-    except ValidationError as e:
-        err = e.errors()[0]
-        key = ".".join(str(x) for x in err.get("loc", ())) or None
-        raise RecordError(f"invalid result record: {err.get('msg')}", path=p, key=key,
-                          hint="delete it and evaluate again") from None
-    record._path = p
-    return record
+#: names that moved to the store (which imports this module, so they are looked up when first used)
+_IN_STORE = {name: "gradebench.experiments.store"
+             for name in ("record_dir", "write_parquet_atomic", "write_record", "read_record")}
+__getattr__ = lazy_attributes(__name__, _IN_STORE, globals())
 
 
 # -- schema --------------------------------------------------------------------------------

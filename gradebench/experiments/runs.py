@@ -1,35 +1,290 @@
-"""Run folders: what ``gradebench train`` writes and how it is read back.
+"""Run folders: one protocol for every run that trains into a folder, and the scorer run's files.
 
-Layout of ``RUN_DIR``::
+Two kinds of run use it: scorer runs (``gradebench train``, :data:`SCORER_RUN`) and policy runs
+(``gradebench lipo | grpo | ppo``, :data:`gradebench.rl.runs.POLICY_RUN`). A :class:`RunLayout`
+says what a kind of run writes; the protocol is the same for all:
+
+1. **claim** -- :func:`claim` is the one place that decides what a folder holds and what happens
+   to it: ``new`` (a missing or empty folder), ``done`` (a finished run of this fingerprint,
+   returned as is), ``resume`` (an interrupted run of this fingerprint, only for a resumable
+   layout and only when asked), ``restart`` (an interrupted run of this fingerprint of a layout
+   that cannot resume: its leftovers are discarded) -- or it refuses with a one-line
+   :class:`~gradebench.errors.RunError`: a file, another finished run, an interrupted run of
+   another configuration, an interrupted run without ``--resume``, ``--resume`` with nothing to
+   resume, a non-empty folder that holds no run.
+2. **begin** -- the config file (with the run fingerprint) is written first; from then on the
+   folder holds an interrupted run until the final file exists. Temp folders of a killed
+   publication are discarded here, never trusted.
+3. **publish** -- each output folder is saved into ``.<name>.incomplete-*`` inside the run folder
+   and renamed onto ``<name>`` (:func:`gradebench.paths.publish_dir`).
+4. **finish** -- the final file is written last, atomically: a run is complete iff it exists.
+5. **failure** -- a resumable run keeps what it wrote (``--resume`` continues from its
+   checkpoints); a run that cannot resume removes it again (:meth:`RunClaim.discard`).
+
+Only the main process (``RANK`` 0) writes; the others decide alike and write nothing. Every
+write goes through the :class:`RunClaim` that :func:`claim` returns, so a per-folder lock fits
+there: taken by :func:`claim`, released by :meth:`RunClaim.finish` or :meth:`RunClaim.discard`.
+
+A scorer run folder::
 
     run-config.json   written first: benchmark, scorer, loss, options, run fingerprint
     checkpoints/      the trainer's checkpoints (for --resume), if the scorer has any
     history.jsonl     one line per epoch (loss, validation metrics, separation)
-    model/            the trained scorer (Scorer.save), written to a temp folder then renamed
-    run.json          written last, atomically: the run is complete iff this file exists
+    model/            the trained scorer (Scorer.save), published as above
+    run.json          written last: the :class:`RunInfo`
 
-A run's fingerprint is sha256 over everything that determines its weights: the benchmark
+A scorer run's fingerprint is sha256 over everything that determines its weights: the benchmark
 fingerprint, the scorer's name, version and resolved config, the training options (loss,
 seed, list size...) and the gradebench version.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
+import shutil
+import tempfile
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, TypeVar
 
 from gradebench._version import __version__
-from gradebench.errors import GradebenchError, RunError
+from gradebench.errors import GradebenchError, InvalidArgumentError, RunError
 from gradebench.hashing import sha256_json
+from gradebench.paths import check_writable_dir, publish_dir, write_json_atomic
 
 RUN_JSON = "run.json"
 RUN_CONFIG = "run-config.json"
 MODEL_DIR = "model"
 RUN_SCHEMA_VERSION = 1
+#: what :func:`claim` decided
+Action = Literal["new", "resume", "restart", "done"]
+_T = TypeVar("_T")
 
 
+# -- the protocol -------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class RunLayout:
+    """What one kind of run writes into its folder, and how its messages name it.
+
+    Attributes:
+        what: the run's name in messages (``"run"``, ``"policy run"``).
+        command: the command that writes it, for hints (``"gradebench train"``).
+        redo: how to make a broken run again, for hints (``"train the run again"``).
+        config: the file written first (the run is claimed).
+        final: the file written last (the run is complete).
+        schema_version: the final file's format version.
+        resumable: an interrupted run continues from its checkpoints when asked (``--resume``)
+            and keeps its files when it fails; otherwise it starts over and a failure removes them.
+        outputs: the published folders (``model``, ``policy``).
+        scratch: what the run writes while training (history, checkpoints, trainer state).
+    """
+
+    what: str
+    command: str
+    redo: str
+    config: str
+    final: str
+    schema_version: int
+    resumable: bool
+    outputs: tuple[str, ...] = ()
+    scratch: tuple[str, ...] = ()
+
+
+#: ``gradebench train``: resumable from the trainer's checkpoints
+SCORER_RUN = RunLayout(what="run", command="gradebench train", redo="train the run again", config=RUN_CONFIG,
+                       final=RUN_JSON, schema_version=RUN_SCHEMA_VERSION, resumable=True, outputs=(MODEL_DIR,),
+                       scratch=("checkpoints", "history.jsonl"))
+
+
+def is_main_process() -> bool:
+    """Whether this process writes the run folder (``RANK`` 0, or no distributed launch)."""
+    return os.environ.get("RANK", "0") == "0"
+
+
+def read_json(path: Path, *, what: str, layout: RunLayout = SCORER_RUN) -> dict[str, Any]:
+    """A run file's JSON object; any other content is a one-line :class:`RunError`."""
+    try:
+        obj = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise RunError(f"{what} not found", path=path, hint=f"give a folder written by `{layout.command}`") from None
+    except (ValueError, UnicodeDecodeError) as e:
+        raise RunError(f"{what} is not valid JSON ({e})", path=path, hint=layout.redo) from None
+    if not isinstance(obj, dict):
+        raise RunError(f"{what} is not a JSON object", path=path, hint=layout.redo)
+    return obj
+
+
+def read_final(run_dir: str | Path, layout: RunLayout) -> dict[str, Any]:
+    """The final file of a finished run folder, of this layout's format version."""
+    d = Path(run_dir)
+    if not d.is_dir():
+        raise RunError(f"no such {layout.what} folder", path=d, hint=f"give the --out folder of `{layout.command}`")
+    final = d / layout.final
+    if not final.is_file():
+        if not (d / layout.config).is_file():
+            hint = f"give the --out folder of `{layout.command}`"
+        elif layout.resumable:
+            hint = f"the run did not finish: continue it with `{layout.command} ... --resume`"
+        else:
+            hint = f"the run did not finish: run the same `{layout.command}` again to start it over"
+        raise RunError(f"not a finished {layout.what} (no {layout.final})", path=d, hint=hint)
+    raw = read_json(final, what=layout.final, layout=layout)
+    if raw.get("schema_version") != layout.schema_version:
+        raise RunError(f"{layout.what} format v{raw.get('schema_version')} is not supported (this gradebench "
+                       f"reads v{layout.schema_version})", path=final, hint=f"{layout.redo} with this version")
+    return raw
+
+
+def from_final(cls: type[_T], raw: dict[str, Any], run_dir: str | Path, layout: RunLayout) -> _T:
+    """The dataclass ``cls`` (with a ``run_dir`` field) from a final file's fields; others are ignored."""
+    fields = cls.__dataclass_fields__  # type: ignore[attr-defined]
+    try:
+        obj = cls(**{k: v for k, v in raw.items() if k in fields})
+    except TypeError as e:
+        raise RunError(f"{layout.final} lacks fields ({e})", path=Path(run_dir) / layout.final,
+                       hint=layout.redo) from None
+    obj.run_dir = str(Path(run_dir))  # type: ignore[attr-defined]
+    return obj
+
+
+@dataclass
+class RunClaim:
+    """A run folder claimed by :func:`claim`: what was decided, and every write to the folder.
+
+    Attributes:
+        action: ``new``, ``resume``, ``restart`` or ``done`` (see the module docstring).
+        finished: the final file of a ``done`` run, else None.
+        main: whether this process writes (the others only read).
+    """
+
+    run_dir: Path
+    fingerprint: str
+    layout: RunLayout
+    action: Action
+    finished: dict[str, Any] | None = None
+    main: bool = True
+    _made_dir: bool = False
+
+    @property
+    def done(self) -> bool:
+        return self.action == "done"
+
+    def begin(self, config: dict[str, Any]) -> None:
+        """Discard what an earlier attempt left (a restart: everything; a resume: temp folders),
+        then write the config file with the run fingerprint."""
+        if self.done:
+            raise RunError(f"the {self.layout.what} is finished; nothing to begin", path=self.run_dir)
+        if not self.main:
+            return
+        self._made_dir = self._made_dir or not self.run_dir.is_dir()
+        if self.action == "restart":
+            self._remove(self.layout.scratch + self.layout.outputs)
+        self._remove_temps()
+        write_json_atomic(self.run_dir / self.layout.config, {**config, "run_fingerprint": self.fingerprint})
+
+    def publish(self, name: str, save: Callable[[Path], None]) -> Path:
+        """``save(tmp)`` into a temp folder inside the run folder, renamed onto ``run_dir/name``."""
+        final = self.run_dir / name
+        if not self.main:
+            return final
+        self.run_dir.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(prefix=f".{name}.incomplete-", dir=self.run_dir))
+        try:
+            save(tmp)
+            publish_dir(tmp, final)
+        except BaseException:
+            shutil.rmtree(tmp, ignore_errors=True)
+            raise
+        return final
+
+    def finish(self, payload: dict[str, Any]) -> None:
+        """Write the final file (atomically): from now on the run is complete."""
+        if self.main:
+            write_json_atomic(self.run_dir / self.layout.final, payload)
+
+    def discard(self) -> None:
+        """After a failure: a run that cannot resume removes what it wrote (and the folder, if it
+        made it); a resumable one keeps it for ``--resume``. A finished run is never touched."""
+        if not self.main or self.layout.resumable or (self.run_dir / self.layout.final).is_file():
+            return
+        self._remove(self.layout.scratch + self.layout.outputs + (self.layout.config,))
+        self._remove_temps()
+        if self._made_dir:
+            with contextlib.suppress(OSError):
+                self.run_dir.rmdir()
+
+    @contextlib.contextmanager
+    def discarding_on_failure(self):  # noqa: ANN201 - a context manager
+        """Run the body; on any exception (interrupts too) :meth:`discard`, then re-raise."""
+        try:
+            yield self
+        except BaseException:
+            self.discard()
+            raise
+
+    def _remove(self, names: tuple[str, ...]) -> None:
+        for name in names:
+            p = self.run_dir / name
+            if p.is_dir() and not p.is_symlink():
+                shutil.rmtree(p, ignore_errors=True)
+            else:
+                p.unlink(missing_ok=True)
+
+    def _remove_temps(self) -> None:
+        if self.run_dir.is_dir():
+            for leftover in self.run_dir.glob(".*.incomplete-*"):
+                shutil.rmtree(leftover, ignore_errors=True)
+
+
+def claim(run_dir: str | Path, fingerprint: str, layout: RunLayout, *, resume: bool = False) -> RunClaim:
+    """Decide what happens to ``run_dir`` for a run of ``fingerprint`` (see the module docstring).
+
+    Nothing is written. The folder is checked to be writable (``--out``) after the decision.
+
+    Raises:
+        RunError: the folder holds something this run must not touch or cannot continue.
+        InvalidArgumentError: ``resume`` for a layout that cannot resume, or an unusable ``--out``.
+    """
+    d = Path(run_dir)
+    if resume and not layout.resumable:
+        raise InvalidArgumentError(f"a {layout.what} cannot be resumed",
+                                   hint="run the same command again: an interrupted run starts over")
+    if d.exists() and not d.is_dir():
+        raise RunError("--out is a file, not a folder", path=d, hint="choose another --out")
+    finished = None
+    if (d / layout.final).is_file():
+        finished = read_final(d, layout)
+        if finished.get("run_fingerprint") != fingerprint:
+            raise RunError(f"the folder holds another finished {layout.what}", path=d,
+                           hint="choose another --out (or delete that run)")
+        action: Action = "done"
+    elif (d / layout.config).is_file():
+        started = read_json(d / layout.config, what=layout.config, layout=layout)
+        if started.get("run_fingerprint") != fingerprint:
+            again = "with --resume" if layout.resumable else "to start it over"
+            raise RunError(f"the folder holds an interrupted {layout.what} of another configuration", path=d,
+                           hint=f"choose another --out, or repeat that run's exact options {again}")
+        if layout.resumable and not resume:
+            raise RunError(f"the folder holds an interrupted {layout.what} of this configuration", path=d,
+                           hint="continue it with --resume, or choose another --out")
+        action = "resume" if layout.resumable else "restart"
+    elif resume:
+        raise RunError(f"nothing to resume here (no interrupted {layout.what})", path=d,
+                       hint="drop --resume to start the run")
+    elif d.is_dir() and any(d.iterdir()):
+        raise RunError(f"--out is a non-empty folder that holds no {layout.what}", path=d,
+                       hint="choose a new or empty folder")
+    else:
+        action = "new"
+    check_writable_dir(d, what="--out")
+    return RunClaim(run_dir=d, fingerprint=fingerprint, layout=layout, action=action, finished=finished,
+                    main=is_main_process())
+
+
+# -- scorer runs -----------------------------------------------------------------------------------
 @dataclass
 class RunInfo:
     """A finished training run (``run.json``)."""
@@ -69,37 +324,9 @@ def run_fingerprint(*, benchmark_fingerprint: str, scorer: dict[str, Any], optio
     })
 
 
-def read_json(path: Path, *, what: str) -> dict[str, Any]:
-    try:
-        obj = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise RunError(f"{what} not found", path=path, hint="give a folder written by `gradebench train`") from None
-    except (ValueError, UnicodeDecodeError) as e:
-        raise RunError(f"{what} is not valid JSON ({e})", path=path, hint="train the run again") from None
-    if not isinstance(obj, dict):
-        raise RunError(f"{what} is not a JSON object", path=path, hint="train the run again")
-    return obj
-
-
 def read_run_info(run_dir: str | Path) -> RunInfo:
     """The :class:`RunInfo` of a finished run folder."""
-    d = Path(run_dir)
-    if not d.is_dir():
-        raise RunError("no such run folder", path=d, hint="give the --out folder of `gradebench train`")
-    if not (d / RUN_JSON).is_file():
-        hint = ("the run did not finish: continue it with `gradebench train ... --resume`"
-                if (d / RUN_CONFIG).is_file() else "give the --out folder of `gradebench train`")
-        raise RunError("not a finished run (no run.json)", path=d, hint=hint)
-    raw = read_json(d / RUN_JSON, what="run.json")
-    if raw.get("schema_version") != RUN_SCHEMA_VERSION:
-        raise RunError(f"run format v{raw.get('schema_version')} is not supported (this gradebench reads "
-                       f"v{RUN_SCHEMA_VERSION})", path=d / RUN_JSON, hint="train the run again with this version")
-    try:
-        info = RunInfo(**{k: v for k, v in raw.items() if k in RunInfo.__dataclass_fields__})
-    except TypeError as e:
-        raise RunError(f"run.json lacks fields ({e})", path=d / RUN_JSON, hint="train the run again") from None
-    info.run_dir = str(d)
-    return info
+    return from_final(RunInfo, read_final(run_dir, SCORER_RUN), run_dir, SCORER_RUN)
 
 
 def load_run(run_dir: str | Path) -> tuple[Any, RunInfo]:

@@ -1,70 +1,243 @@
-"""The record store: ``<results_dir>/<benchmark>/<id>.json`` (+ Parquet), listed and looked up.
+"""The record store: every record of every kind, written, read, listed and looked up in one place.
 
-Readers list only ``*.json`` files whose name is a record id; the temp files of writers in
-progress (``.<name>.*.tmp``) are never seen, and a record's Parquet files exist before its
-JSON does (see :mod:`gradebench.experiments.record`).
+A record has a *kind* (:data:`KINDS`):
+
+* ``evaluation`` -- one scorer on one split (:class:`~gradebench.experiments.record.EvalRecord`):
+  ``<results_dir>/<benchmark>/<id>.json``, written after its two Parquet files
+  ``<id>.predictions.parquet`` and ``<id>.queries.parquet``;
+* ``policy`` -- one policy-optimisation run (:class:`~gradebench.experiments.policy_record.PolicyRecord`):
+  ``<results_dir>/<benchmark>/<id>.policy.json``.
+
+Records of both kinds lie side by side. Each file carries its kind in its ``kind`` field
+(``"gradebench.result"`` or ``"gradebench.policy"``; a record without the field is an
+evaluation record) and the file name says it too, so a lister of one kind never opens the other's
+files. Every file is written to a temp file beside it and renamed onto its name, the JSON last,
+so readers (which list only files named ``<64 hex>.json`` or ``<64 hex>.policy.json``) never see
+a record without its tables nor a writer's temp files (``.<name>.*.tmp``), and any number of
+processes can write into one results folder at once.
 """
 
 from __future__ import annotations
 
+import json
 import re
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
-from gradebench.experiments.record import RECORD_SUFFIX, EvalRecord, RecordError, read_record
+from pydantic import ValidationError
 
-_ID_FILE = re.compile(r"^[0-9a-f]{64}\.json$")
+from gradebench.errors import InvalidArgumentError, RecordError
+from gradebench.experiments.policy_record import POLICY_KIND, POLICY_SCHEMA_VERSION, POLICY_SUFFIX, PolicyRecord
+from gradebench.experiments.record import RECORD_SUFFIX, RESULT_SCHEMA_VERSION, EvalRecord
+from gradebench.paths import publish, temp_beside, write_text_atomic
+
+#: where the CLI and the Python API write records unless told otherwise
+DEFAULT_RESULTS_DIR = Path("leaderboard/results")
+Kind = Literal["evaluation", "policy"]
+Record = EvalRecord | PolicyRecord
 
 
-def record_files(results_dir: str | Path, *, benchmark: str | None = None) -> list[Path]:
-    """Record JSON files under ``results_dir`` (one benchmark's, if given), sorted by path."""
+@dataclass(frozen=True)
+class RecordKind:
+    """One kind of record: its model, its tag (the stored ``kind`` field), its file name and its words."""
+
+    name: Kind
+    tag: str
+    model: type[EvalRecord] | type[PolicyRecord]
+    suffix: str
+    schema_version: int
+    what: str
+    redo: str
+    find_hint: str
+
+    def file_pattern(self) -> re.Pattern[str]:
+        return re.compile(r"^[0-9a-f]{64}" + re.escape(self.suffix) + "$")
+
+
+KINDS: dict[str, RecordKind] = {
+    "evaluation": RecordKind(
+        name="evaluation", tag="gradebench.result", model=EvalRecord, suffix=RECORD_SUFFIX,
+        schema_version=RESULT_SCHEMA_VERSION, what="result record", redo="evaluate again",
+        find_hint="list records with `gradebench query 'select id from results'`"),
+    "policy": RecordKind(
+        name="policy", tag=POLICY_KIND, model=PolicyRecord, suffix=POLICY_SUFFIX,
+        schema_version=POLICY_SCHEMA_VERSION, what="policy record", redo="run the policy again",
+        find_hint="run `gradebench lipo|grpo|ppo` first"),
+}
+_BY_TAG = {k.tag: k for k in KINDS.values()}
+
+
+def record_kind(kind: str | Record) -> RecordKind:
+    """The :class:`RecordKind` of a kind name or of a record."""
+    if isinstance(kind, str):
+        if kind not in KINDS:
+            raise InvalidArgumentError(f"unknown record kind {kind!r}", hint=f"kinds: {', '.join(KINDS)}")
+        return KINDS[kind]
+    for spec in KINDS.values():
+        if isinstance(kind, spec.model):
+            return spec
+    raise InvalidArgumentError(f"not a record: {type(kind).__name__}", hint="give an EvalRecord or a PolicyRecord")
+
+
+def kind_of(raw: dict[str, Any]) -> RecordKind | None:
+    """The kind of a record's JSON object by its ``kind`` field (none = evaluation); None for an unknown tag."""
+    return _BY_TAG.get(raw.get("kind", KINDS["evaluation"].tag))
+
+
+def _kinds(kind: Kind | None) -> list[RecordKind]:
+    return list(KINDS.values()) if kind is None else [record_kind(kind)]
+
+
+# -- writing -----------------------------------------------------------------------------------------
+def record_dir(results_dir: str | Path, benchmark: str) -> Path:
+    """The folder of one benchmark's records."""
+    return Path(results_dir) / benchmark
+
+
+def write_parquet_atomic(table: Any, path: Path, metadata: dict[str, str]) -> None:
+    """Write an Arrow table to a temp file beside ``path``, then rename it onto ``path``."""
+    import pyarrow.parquet as pq
+
+    meta = {**(table.schema.metadata or {}), **{k.encode(): v.encode() for k, v in metadata.items()}}
+    schema = table.schema.with_metadata(meta)
+    tmp = temp_beside(path)
+    try:
+        pq.write_table(table.cast(schema), tmp, compression="zstd", compression_level=1)
+        publish(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+
+
+def write_record(record: Record, predictions: Any = None, per_query: Any = None,
+                 results_dir: str | Path = DEFAULT_RESULTS_DIR) -> Path:
+    """Write a record of any kind (an evaluation record's two Parquet tables first, the JSON last);
+    returns the JSON path.
+
+    Raises:
+        InvalidArgumentError: an evaluation record without both tables, or a policy record with one.
+    """
+    spec = record_kind(record)
+    folder = record_dir(results_dir, record.benchmark.name)
+    if spec.name == "evaluation":
+        if predictions is None or per_query is None:
+            raise InvalidArgumentError("an evaluation record is written with its predictions and per-query tables")
+        folder.mkdir(parents=True, exist_ok=True)
+        meta = {"gradebench.result.schema_version": str(RESULT_SCHEMA_VERSION), "gradebench.record_id": record.id}
+        write_parquet_atomic(predictions, folder / record.files.predictions, meta)
+        write_parquet_atomic(per_query, folder / record.files.per_query, meta)
+    elif predictions is not None or per_query is not None:
+        raise InvalidArgumentError(f"a {spec.what} has no tables", hint="call write_record(record, results_dir=...)")
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"{record.id}{spec.suffix}"
+    write_text_atomic(path, json.dumps(record.to_dict(), indent=2, sort_keys=True, allow_nan=False) + "\n")
+    record._path = path
+    return path
+
+
+# -- reading -----------------------------------------------------------------------------------------
+def read_record(path: str | Path, *, kind: Kind | None = "evaluation") -> Record:
+    """Read and validate one record (of ``kind``; any kind with ``kind=None``).
+
+    Raises:
+        RecordError: no such file, invalid JSON, another kind or schema version, or invalid content.
+    """
+    p = Path(path)
+    expected = None if kind is None else record_kind(kind)
+    what = "record" if expected is None else expected.what
+    redo = "write it again" if expected is None else expected.redo
+    try:
+        raw = json.loads(p.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        hint = KINDS["evaluation"].find_hint if expected is None else expected.find_hint
+        raise RecordError(f"no such {what}", path=p, hint=hint) from None
+    except (ValueError, UnicodeDecodeError) as e:
+        raise RecordError(f"{what} is not valid JSON ({e})", path=p, hint=f"delete it and {redo}") from None
+    if not isinstance(raw, dict):
+        raise RecordError(f"{what} is not a JSON object", path=p, hint=f"delete it and {redo}")
+    spec = kind_of(raw)
+    if spec is None:
+        raise RecordError(f"unknown record kind {raw.get('kind')!r}", path=p, key="kind",
+                          hint=f"this gradebench reads {', '.join(_BY_TAG)}")
+    if expected is not None and spec is not expected:
+        raise RecordError(f"not a {expected.what} (it is a {spec.what})", path=p,
+                          hint=f"give a <id>{expected.suffix} file")
+    version = raw.get("schema_version")
+    if version != spec.schema_version:
+        raise RecordError(f"{spec.what} schema v{version} is not supported (this gradebench reads "
+                          f"v{spec.schema_version})", path=p, hint=f"{spec.redo} with this gradebench version")
+    try:
+        record = spec.model.model_validate(raw)
+    except ValidationError as e:
+        err = e.errors()[0]
+        key = ".".join(str(x) for x in err.get("loc", ())) or None
+        raise RecordError(f"invalid {spec.what}: {err.get('msg')}", path=p, key=key,
+                          hint=f"delete it and {spec.redo}") from None
+    record._path = p
+    return record
+
+
+def record_files(results_dir: str | Path, *, benchmark: str | None = None,
+                 kind: Kind | None = "evaluation") -> list[Path]:
+    """Record JSON files of ``kind`` (every kind: None) under ``results_dir`` (one benchmark's, if
+    given), sorted by path."""
     root = Path(results_dir)
     if not root.is_dir():
         return []
+    patterns = [spec.file_pattern() for spec in _kinds(kind)]
     folders = [root / benchmark] if benchmark is not None else sorted(p for p in root.iterdir() if p.is_dir())
     out: list[Path] = []
     for folder in folders:
         if folder.is_dir():
-            out.extend(sorted(p for p in folder.iterdir() if _ID_FILE.match(p.name) and p.is_file()))
+            out.extend(sorted(p for p in folder.iterdir() if any(x.match(p.name) for x in patterns) and p.is_file()))
     return out
 
 
 def list_records(
     results_dir: str | Path, *, benchmark: str | None = None, split: str | None = None,
-) -> list[EvalRecord]:
-    """Every record (optionally of one benchmark name and split), sorted by benchmark then id."""
-    records = [read_record(p) for p in record_files(results_dir, benchmark=benchmark)]
+    kind: Kind | None = "evaluation",
+) -> list[Record]:
+    """Every record of ``kind`` (every kind: None), optionally of one benchmark name and split,
+    sorted by benchmark, then kind, then id."""
+    records = [read_record(p, kind=kind) for p in record_files(results_dir, benchmark=benchmark, kind=kind)]
     if split is not None:
-        records = [r for r in records if r.split == split]
-    return sorted(records, key=lambda r: (r.benchmark.name, r.id))
+        records = [r for r in records if _split(r) == split]
+    order = list(KINDS)
+    return sorted(records, key=lambda r: (r.benchmark.name, order.index(record_kind(r).name), r.id))
 
 
-def find_record(ref: str | Path | EvalRecord, *, results_dir: str | Path) -> EvalRecord:
+def _split(record: Record) -> str:
+    return record.split if isinstance(record, EvalRecord) else record.benchmark.split
+
+
+def find_record(ref: str | Path | Record, *, results_dir: str | Path, kind: Kind | None = "evaluation") -> Record:
     """A record given as itself, a path to its JSON, or its id (a unique prefix of at least 6 hex digits).
 
     Raises:
         RecordError: no such record, or an ambiguous prefix (the candidates are listed).
     """
-    if isinstance(ref, EvalRecord):
+    if isinstance(ref, (EvalRecord, PolicyRecord)):
         return ref
     text = str(ref)
     p = Path(text)
-    if p.suffix == RECORD_SUFFIX or p.is_file() or "/" in text:
-        return read_record(p)
+    if p.suffix == ".json" or p.is_file() or "/" in text:
+        return read_record(p, kind=kind)
     if not re.fullmatch(r"[0-9a-f]{6,64}", text):
         raise RecordError(f"{text!r} is neither a record id nor a path to a record JSON",
                           hint="give an id (or a prefix of at least 6 hex digits) or a .json path")
-    hits = [f for f in record_files(results_dir) if f.name.startswith(text)]
+    hits = [f for f in record_files(results_dir, kind=kind) if f.name.startswith(text)]
     if not hits:
         raise RecordError(f"no record with id {text}", path=results_dir,
                           hint="list ids with `gradebench query 'select id, scorer from results'` "
                           "or pass --results-dir")
     if len(hits) > 1:
         raise RecordError(f"record id prefix {text} is ambiguous ({len(hits)} records)", path=results_dir,
-                          hint="give more digits: " + ", ".join(h.stem[:12] for h in hits[:5]))
-    return read_record(hits[0])
+                          hint="give more digits: " + ", ".join(h.name[:12] for h in hits[:5]))
+    return read_record(hits[0], kind=kind)
 
 
+# -- an evaluation record's tables -------------------------------------------------------------------
 def _parquet(path: Path | None, record: EvalRecord, what: str) -> Any:
     import pyarrow.parquet as pq
 
@@ -89,3 +262,19 @@ def read_per_query(record: EvalRecord, metric: str | None = None) -> Any:
     if metric is not None:
         df = df[df["metric"].astype(str) == metric]
     return df
+
+
+# -- the policy-record functions of before the store had kinds (gradebench.rl exports them) ---------
+def write_policy_record(record: PolicyRecord, results_dir: str | Path) -> Path:
+    """``write_record(record, results_dir=results_dir)``."""
+    return write_record(record, results_dir=results_dir)
+
+
+def read_policy_record(path: str | Path) -> PolicyRecord:
+    """``read_record(path, kind="policy")``."""
+    return read_record(path, kind="policy")
+
+
+def list_policy_records(results_dir: str | Path, *, benchmark: str | None = None) -> list[PolicyRecord]:
+    """``list_records(results_dir, benchmark=benchmark, kind="policy")``."""
+    return list_records(results_dir, benchmark=benchmark, kind="policy")

@@ -7,31 +7,19 @@ test split is never read. ``options.list_size`` subsamples each list by content
 subsets for quick CPU runs).
 
 Under ``accelerate launch``/torchrun every process runs this function; only the main process
-(``RANK`` 0) writes ``model/`` and ``run.json``.
+(``RANK`` 0) writes the run folder (see :class:`gradebench.experiments.runs.RunClaim`).
 """
 
 from __future__ import annotations
 
-import os
-import shutil
-import tempfile
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 from gradebench.benchmark.lists import Benchmark, open_benchmark
-from gradebench.errors import InvalidArgumentError, RunError
-from gradebench.experiments.runs import (
-    MODEL_DIR,
-    RUN_CONFIG,
-    RUN_JSON,
-    RunInfo,
-    read_json,
-    read_run_info,
-    run_fingerprint,
-)
-from gradebench.paths import check_writable_dir, publish_dir, write_json_atomic
+from gradebench.errors import InvalidArgumentError
+from gradebench.experiments.runs import MODEL_DIR, SCORER_RUN, RunInfo, claim, from_final, run_fingerprint
 from gradebench.scorers import TrainOptions, get_scorer_class
 from gradebench.scorers.base import ProgressFn
 
@@ -64,10 +52,6 @@ class TrainResult:
             seed=info.seed, best_epoch=info.best_epoch, best_metrics=info.best_metrics,
             epochs_run=len(info.history), timings=info.timings, cached=cached,
         )
-
-
-def is_main_process() -> bool:
-    return os.environ.get("RANK", "0") == "0"
 
 
 def resolve_options(scorer_cls: type, loss: str | None, options: TrainOptions | dict[str, Any] | None) -> TrainOptions:
@@ -121,7 +105,8 @@ def train(
 
     A finished run with the same fingerprint in ``out`` is returned as is (``cached=True``).
     ``resume=True`` continues an interrupted run of the same fingerprint from its last
-    checkpoint; a folder holding another run is refused.
+    checkpoint; a folder holding another run is refused (the protocol of
+    :mod:`gradebench.experiments.runs`).
 
     Raises:
         UnknownNameError: unknown scorer or loss.
@@ -144,11 +129,9 @@ def train(
     described = instance.describe()
     fp = run_fingerprint(benchmark_fingerprint=bench.fingerprint, scorer=described,
                          options=opts.model_dump(mode="json"))
-    run_dir = Path(out)
-    cached = _check_run_dir(run_dir, fp, resume=resume)
-    check_writable_dir(run_dir, what="--out")
-    if cached is not None:
-        return TrainResult.from_info(cached, cached=True)
+    run = claim(out, fp, SCORER_RUN, resume=resume)
+    if run.done:
+        return TrainResult.from_info(from_final(RunInfo, run.finished, run.run_dir, SCORER_RUN), cached=True)
     if "train" not in bench.files:
         raise InvalidArgumentError(f"benchmark {bench.name} has no train split", path=bench.path,
                                    hint="build it with --resplit 80/10/10")
@@ -162,17 +145,15 @@ def train(
         validation = validation.head(opts.max_validation_queries)
     if validation is not None and opts.list_size is not None:
         validation = validation.subsample(opts.list_size, seed=opts.seed)
-    if is_main_process():
-        write_json_atomic(run_dir / RUN_CONFIG, {
-            "run_fingerprint": fp, "benchmark": bench.name, "benchmark_fingerprint": bench.fingerprint,
-            "benchmark_path": str(bench.path), "scorer": described, "options": opts.model_dump(mode="json"),
-        })
+    run.begin({"benchmark": bench.name, "benchmark_fingerprint": bench.fingerprint, "benchmark_path": str(bench.path),
+               "scorer": described, "options": opts.model_dump(mode="json")})
     t_fit = time.perf_counter()
-    history = instance.fit(train_lists, validation, opts, run_dir=run_dir, resume=resume, progress=progress)
+    history = instance.fit(train_lists, validation, opts, run_dir=run.run_dir, resume=run.action == "resume",
+                           progress=progress)
     fit_s = time.perf_counter() - t_fit
     best_epoch, best = _best(history, opts.eval_metric)
     info = RunInfo(
-        run_dir=str(run_dir), scorer=scorer, scorer_version=cls.version,
+        run_dir=str(run.run_dir), scorer=scorer, scorer_version=cls.version,
         config=described["config"], loss=opts.loss, loss_params=dict(opts.loss_params),
         options=opts.model_dump(mode="json"), seed=opts.seed, benchmark=bench.name,
         benchmark_fingerprint=bench.fingerprint, benchmark_path=str(bench.path), run_fingerprint=fp,
@@ -181,37 +162,9 @@ def train(
         n_train_queries=train_lists.n_queries,
         n_validation_queries=0 if validation is None else validation.n_queries,
     )
-    if is_main_process():
-        _save_model(instance, run_dir)
-        write_json_atomic(run_dir / RUN_JSON, info.to_dict())
+    run.publish(MODEL_DIR, instance.save)
+    run.finish(info.to_dict())
     return TrainResult.from_info(info, cached=False)
-
-
-def _check_run_dir(run_dir: Path, fp: str, *, resume: bool) -> RunInfo | None:
-    if run_dir.exists() and not run_dir.is_dir():
-        raise RunError("--out is a file, not a folder", path=run_dir, hint="choose another --out")
-    if (run_dir / RUN_JSON).is_file():
-        info = read_run_info(run_dir)
-        if info.run_fingerprint == fp:
-            return info
-        raise RunError("the folder holds another finished run", path=run_dir,
-                       hint="choose another --out (or delete that run)")
-    if (run_dir / RUN_CONFIG).is_file():
-        started = read_json(run_dir / RUN_CONFIG, what=RUN_CONFIG)
-        if started.get("run_fingerprint") != fp:
-            raise RunError("the folder holds an interrupted run of another configuration", path=run_dir,
-                           hint="choose another --out, or repeat that run's exact options with --resume")
-        if not resume:
-            raise RunError("the folder holds an interrupted run of this configuration", path=run_dir,
-                           hint="continue it with --resume, or choose another --out")
-        return None
-    if resume:
-        raise RunError("nothing to resume here (no interrupted run)", path=run_dir,
-                       hint="drop --resume to start the run")
-    if run_dir.is_dir() and any(run_dir.iterdir()):
-        raise RunError("--out is a non-empty folder that holds no run", path=run_dir,
-                       hint="choose a new or empty folder")
-    return None
 
 
 def _best(history: list[dict[str, Any]], metric: str) -> tuple[int | None, dict[str, Any]]:
@@ -221,15 +174,3 @@ def _best(history: list[dict[str, Any]], metric: str) -> tuple[int | None, dict[
         return (history[-1].get("epoch") if history else None), (dict(history[-1]) if history else {})
     best = max(scored, key=lambda h: h[key])  # first of equal values: max keeps the earliest
     return best.get("epoch"), dict(best)
-
-
-def _save_model(scorer: Any, run_dir: Path) -> None:
-    """Save into a temp folder inside ``run_dir``, then rename onto ``run_dir/model``."""
-    run_dir.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=".model.incomplete-", dir=run_dir))
-    try:
-        scorer.save(tmp)
-        publish_dir(tmp, run_dir / MODEL_DIR)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise

@@ -4,7 +4,8 @@
   by a leaderboard metric) as a self-contained folder with ``gradebench-reward.json``;
 * :func:`load`: a reward or run folder as ``reward(prompts, completions, **columns) ->
   list[float]``, usable directly in TRL's ``GRPOTrainer``/``RLOOTrainer`` ``reward_funcs``;
-  :class:`PolicyTokenReward` wraps it as a ``torch.nn.Module`` over policy token ids (PPO);
+  :class:`PolicyTokenReward` wraps it as a ``torch.nn.Module`` over policy token ids (PPO: the
+  reward model of ``gradebench ppo`` too);
 * :func:`reward_report` (``gradebench reward-report``): Table 24 of the core paper (score
   spread, separation ratio, "PPO viable?") plus scale-free figures (grade eta^2, advantage
   SNR, NDCG@5) and a verdict.

@@ -6,17 +6,21 @@
 * :func:`ppo` -- TRL's experimental ``PPOTrainer`` with a gradebench reward behind a
   decode/re-encode reward-model adaptor.
 
-Each writes a run folder (:mod:`gradebench.rl.runs`) and a policy record
-(:mod:`gradebench.experiments.policy_record`). Importing this package imports neither torch nor TRL.
+Each takes its options as keyword arguments (or ``options=``: :class:`LipoOptions`,
+:class:`GrpoOptions`, :class:`PpoOptions`), writes a run folder (:mod:`gradebench.rl.runs`) and a
+policy record (:mod:`gradebench.experiments.store`, ``kind="policy"``). Importing this package
+imports neither torch nor TRL.
 """
 
 from __future__ import annotations
 
-from gradebench.experiments.policy_record import PolicyRecord, list_policy_records, read_policy_record
+from gradebench.experiments.policy_record import PolicyRecord
+from gradebench.experiments.store import list_policy_records, read_policy_record
 from gradebench.rl.grpo import grpo
 from gradebench.rl.lipo import lipo
+from gradebench.rl.options import GrpoOptions, LipoOptions, PpoOptions
 from gradebench.rl.ppo import ppo
 from gradebench.rl.runs import PolicyRunResult, read_policy_run
 
-__all__ = ["lipo", "grpo", "ppo", "PolicyRecord", "PolicyRunResult", "list_policy_records", "read_policy_record",
-           "read_policy_run"]
+__all__ = ["lipo", "grpo", "ppo", "LipoOptions", "GrpoOptions", "PpoOptions", "PolicyRecord", "PolicyRunResult",
+           "list_policy_records", "read_policy_record", "read_policy_run"]

@@ -30,7 +30,8 @@ from typing import Any, Literal
 import numpy as np
 
 from gradebench.errors import InvalidArgumentError
-from gradebench.rl.options import check_common, positive_float, positive_int
+from gradebench.experiments.store import DEFAULT_RESULTS_DIR
+from gradebench.rl.options import LipoOptions, keyword_options
 from gradebench.rl.policy import (
     check_policy,
     disable_dropout,
@@ -40,33 +41,25 @@ from gradebench.rl.policy import (
     sequence_logps,
     use_bf16,
 )
-from gradebench.rl.prompts import PROMPT_TEMPLATE, check_template, format_prompt, format_response, reference_index
+from gradebench.rl.prompts import format_prompt, format_response, reference_index, reference_kind, training_lists
 from gradebench.rl.runs import PolicyJob, PolicyRunResult, run_job
 from gradebench.rl.steplog import StepLog
 
-DEFAULT_LOSS = "lambdaloss"
+#: LiPO-lambda, the default loss (:class:`~gradebench.rl.options.LipoOptions`)
+DEFAULT_LOSS = LipoOptions.model_fields["loss"].default
 LabelColumn = Literal["relevance", "score"]
 
 
+@keyword_options(LipoOptions)
 def lipo(
     policy: str | Path,
     benchmark: Any,
     *,
     out: str | Path,
-    loss: str = DEFAULT_LOSS,
-    loss_params: dict[str, Any] | None = None,
-    list_size: int | None = None,
-    beta: float = 0.1,
-    steps: int = 100,
-    lr: float = 1e-6,
-    batch_size: int = 4,
-    split: str = "train",
-    labels: LabelColumn = "relevance",
-    max_queries: int | None = None,
-    prompt_template: str = PROMPT_TEMPLATE,
-    seed: int = 42,
-    results_dir: str | Path = "leaderboard/results",
+    results_dir: str | Path = DEFAULT_RESULTS_DIR,
     progress: Any = None,
+    options: LipoOptions | dict[str, Any] | None = None,
+    **kwargs: Any,
 ) -> PolicyRunResult:
     """Optimise ``policy`` on ``benchmark``'s graded lists with a ranking loss (see the module docstring).
 
@@ -74,21 +67,16 @@ def lipo(
         policy: a local causal-LM folder (weights + tokenizer).
         benchmark: a benchmark folder (or an opened :class:`~gradebench.benchmark.lists.Benchmark`).
         out: the run folder (see :mod:`gradebench.rl.runs`).
-        loss: a registered gradebench loss (``gradebench losses``).
-        loss_params: the loss's parameters.
-        list_size: ``K`` candidates per list (content-drawn, keeping the best and the worst);
-            None keeps every candidate.
-        beta: the scale of the log-ratio scores.
-        steps: optimiser steps.
-        lr: AdamW learning rate.
-        batch_size: lists per step.
-        split: the split whose lists train.
-        labels: ``relevance`` (integer grades) or ``score`` (graded quality in [0, 1], LiPO's psi).
-        max_queries: train on the first N queries only.
-        prompt_template: how a query is shown to the policy.
-        seed: the trainer's seed (order of lists, initialisation of nothing else).
         results_dir: where the policy record goes.
         progress: ``progress(done, total, message)`` or None.
+        options: a :class:`~gradebench.rl.options.LipoOptions` (or a dict of its fields).
+        **kwargs: :class:`~gradebench.rl.options.LipoOptions` fields, over ``options``: ``loss`` (a
+            registered gradebench loss, ``gradebench losses``), ``loss_params``, ``list_size`` (``K``
+            candidates per list, content-drawn, keeping the best and the worst; None keeps every
+            candidate), ``beta`` (the scale of the log-ratio scores), ``steps``, ``lr`` (AdamW),
+            ``batch_size`` (lists per step), ``split`` (whose lists train), ``labels`` (``relevance``:
+            integer grades, or ``score``: graded quality in [0, 1], LiPO's psi), ``max_queries``,
+            ``prompt_template``, ``seed`` (the trainer's: the order of the lists).
 
     Raises:
         InvalidArgumentError: a policy that is no causal LM, a bad option, a loss that refuses
@@ -96,50 +84,36 @@ def lipo(
         UnknownNameError: unknown loss or split.
         BenchmarkError: a missing or malformed benchmark.
     """
-    from gradebench.benchmark.lists import open_benchmark
     from gradebench.losses import get_loss
 
-    check_common(steps=steps, lr=lr, batch=batch_size, batch_flag="--batch-size", max_queries=max_queries)
-    positive_float("--beta", beta, hint="LiPO uses 0.05, DPO 0.1")
-    if list_size is not None:
-        positive_int("--list-size", list_size, minimum=2, hint="a preference needs two responses; 2 is DPO")
-    if labels not in ("relevance", "score"):
-        raise InvalidArgumentError(f"--labels must be relevance or score, got {labels!r}")
-    check_template(prompt_template)
+    opts = LipoOptions.build(options, **kwargs)
     info = check_policy(policy)
-    bench = open_benchmark(benchmark)
-    lists = bench.lists(split)
-    if max_queries is not None:
-        lists = lists.head(max_queries)
-    if list_size is not None:
-        lists = lists.subsample(list_size, seed=seed)
-    spec = get_loss(loss)
-    params = dict(loss_params or {})
-    unknown = sorted(set(params) - set(spec.params))
+    bench, lists = training_lists(benchmark, opts)
+    if opts.list_size is not None:
+        lists = lists.subsample(opts.list_size, seed=opts.seed)
+    spec = get_loss(opts.loss)
+    unknown = sorted(set(opts.loss_params) - set(spec.params))
     if unknown:
-        raise InvalidArgumentError(f"loss {loss!r} has no parameter(s) {', '.join(unknown)}",
+        raise InvalidArgumentError(f"loss {opts.loss!r} has no parameter(s) {', '.join(unknown)}",
                                    hint=f"its parameters: {', '.join(spec.params) or '(none)'}")
-    grades = np.asarray(lists.relevance if labels == "relevance" else lists.score, dtype=np.float64)
-    _dry_run_loss(spec, grades, lists.mask, params)
+    grades = np.asarray(lists.relevance if opts.labels == "relevance" else lists.score, dtype=np.float64)
+    _dry_run_loss(spec, grades, lists.mask, opts.loss_params)
     tokenizer = load_tokenizer(info.path)
-    examples = build_examples(lists, grades, tokenizer, template=prompt_template, context=info.context)
-    options = {"loss": loss, "loss_params": params, "list_size": list_size, "beta": float(beta), "steps": int(steps),
-               "lr": float(lr), "batch_size": int(batch_size), "labels": labels, "max_queries": max_queries,
-               "prompt_template": prompt_template, "precision": "bf16" if use_bf16() else "fp32"}
+    examples = build_examples(lists, grades, tokenizer, template=opts.prompt_template, context=info.context)
 
     def train(trainer_dir: Path, steplog: StepLog) -> Any:
         model = disable_dropout(load_policy(info.path))
-        trainer = make_trainer(model, tokenizer, examples, spec=spec, loss_params=params, beta=beta, steps=steps,
-                               lr=lr, batch_size=batch_size, seed=seed, output_dir=trainer_dir, steplog=steplog)
+        trainer = make_trainer(model, tokenizer, examples, spec=spec, loss_params=opts.loss_params, beta=opts.beta,
+                               steps=opts.steps, lr=opts.lr, batch_size=opts.batch_size, seed=opts.seed,
+                               output_dir=trainer_dir, steplog=steplog)
         with contextlib.redirect_stdout(sys.stderr):
             trainer.train()
         return trainer.model
 
     job = PolicyJob(
-        method="lipo", bench=bench, split=split, n_queries=lists.n_queries, reference=_reference_kind(lists),
-        policy=info, reward=None, loss={"name": loss, "params": params}, options=options, seed=int(seed),
-        steps=int(steps), key_map={"loss": "loss", "grad_norm": "grad_norm", "learning_rate": "learning_rate"},
-        train=train,
+        bench=bench, n_queries=lists.n_queries, reference=reference_kind(lists), policy=info, reward=None,
+        loss={"name": opts.loss, "params": opts.loss_params}, options=opts, train=train,
+        key_map={"loss": "loss", "grad_norm": "grad_norm", "learning_rate": "learning_rate"},
     )
     return run_job(job, out=out, results_dir=results_dir, progress=progress)
 
@@ -150,12 +124,6 @@ def _dry_run_loss(spec: Any, grades: np.ndarray, mask: np.ndarray, params: dict[
 
     spec(torch.zeros(grades.shape, dtype=torch.float64), torch.as_tensor(grades),
          mask=torch.as_tensor(mask), **params)
-
-
-def _reference_kind(lists: Any) -> str:
-    from gradebench.rl.prompts import reference_kind
-
-    return reference_kind(lists)
 
 
 def build_examples(lists: Any, grades: np.ndarray, tokenizer: Any, *, template: str,

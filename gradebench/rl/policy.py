@@ -149,6 +149,11 @@ def use_bf16() -> bool:
     return bool(torch.cuda.is_available() and torch.cuda.is_bf16_supported())
 
 
+def precision() -> str:
+    """``"bf16"`` where the trainers run in bf16 mixed precision (:func:`use_bf16`), else ``"fp32"``."""
+    return "bf16" if use_bf16() else "fp32"
+
+
 def check_prompt_lengths(token_counts: list[int], ids: list[str], *, context: int, reserve: int,
                          what: str = "prompt") -> None:
     """Refuse prompts that leave fewer than ``reserve`` tokens of the policy's ``context``.

@@ -3,11 +3,13 @@
 * policy: the causal LM; reference: a second, frozen load of it; value model:
   ``AutoModelForSequenceClassification.from_pretrained(policy, num_labels=1)`` (the policy's
   backbone with a new scalar head, TRL's recipe);
-* reward model: :func:`~gradebench.rl.rewards.token_reward_model`, which decodes the policy's
-  tokens and scores ``(query, response)`` with any gradebench reward (see that module for the
-  interface TRL's ``get_reward`` expects);
+* reward model: :func:`~gradebench.rl.rewards.token_reward_model`, a
+  :class:`~gradebench.reward.ppo.PolicyTokenReward` that decodes the policy's tokens and scores
+  ``(query, response)`` with any gradebench reward (see that module for the interface TRL's
+  ``get_reward`` expects);
 * prompts: one per query of ``split``, tokenized and left-padded; responses stop at EOS
-  (``stop_token="eos"``) or after ``max_completion_length`` tokens; a policy that pads with
+  (``stop_token="eos"``) or after ``max_completion_length`` tokens (options:
+  :class:`~gradebench.rl.options.PpoOptions`); a policy that pads with
   EOS (GPT-2) gets a separate pad token for training (:func:`ppo_tokenizer`);
 * precision: TRL's config defaults to bf16, which CPUs refuse: bf16 only on a CUDA GPU with bf16.
 
@@ -24,81 +26,50 @@ from pathlib import Path
 from typing import Any
 
 from gradebench.errors import InvalidArgumentError
-from gradebench.rl.options import check_common, check_generation, positive_int
-from gradebench.rl.policy import check_policy, check_prompt_lengths, load_policy, use_bf16
-from gradebench.rl.prompts import PROMPT_TEMPLATE, check_template, prompt_items, reference_kind
+from gradebench.experiments.store import DEFAULT_RESULTS_DIR
+from gradebench.rl.options import PpoOptions, keyword_options
+from gradebench.rl.policy import check_policy, load_policy, use_bf16
+from gradebench.rl.prompts import prompt_items, reference_kind, tokenized_prompts, training_lists
 from gradebench.rl.rewards import resolve_reward, token_reward_model
 from gradebench.rl.runs import PolicyJob, PolicyRunResult, run_job
 from gradebench.rl.steplog import StepLog
 
 
+@keyword_options(PpoOptions)
 def ppo(
     policy: str | Path,
     reward: Any,
     benchmark: Any,
     *,
     out: str | Path,
-    steps: int = 100,
-    batch_size: int = 8,
-    lr: float = 1.4e-5,
-    kl_coef: float = 0.1,
-    ppo_epochs: int = 4,
-    max_completion_length: int = 53,
-    temperature: float = 0.7,
-    split: str = "train",
-    max_queries: int | None = None,
-    prompt_template: str = PROMPT_TEMPLATE,
-    normalize_reward: bool = True,
-    seed: int = 42,
-    results_dir: str | Path = "leaderboard/results",
+    results_dir: str | Path = DEFAULT_RESULTS_DIR,
     progress: Any = None,
+    options: PpoOptions | dict[str, Any] | None = None,
+    **kwargs: Any,
 ) -> PolicyRunResult:
     """Optimise ``policy`` with PPO against ``reward`` on ``benchmark``'s queries.
 
     Args:
-        policy: a local causal-LM folder.
-        reward: an exported reward folder or run, or a callable ``reward(prompts, completions)``.
-        benchmark: a benchmark folder or an opened benchmark.
-        out: the run folder.
-        steps: PPO updates (each: one rollout of ``batch_size`` prompts, ``ppo_epochs`` epochs on it).
-        batch_size: prompts per rollout.
-        lr: learning rate (policy and value head).
-        kl_coef: the per-token KL penalty in the reward.
-        ppo_epochs: optimisation epochs per rollout.
-        max_completion_length: most new tokens per response (TRL's ``response_length``).
-        temperature: sampling temperature.
-        normalize_reward: standardise an exported reward with its stored calibration
-            (``(raw - mean) / std``); does not apply to a callable.
-        split, max_queries, prompt_template, seed, results_dir, progress: as in :func:`~gradebench.rl.lipo.lipo`.
+        policy, reward, benchmark, out, results_dir, progress: as in :func:`~gradebench.rl.grpo.grpo`.
+        options: a :class:`~gradebench.rl.options.PpoOptions` (or a dict of its fields).
+        **kwargs: :class:`~gradebench.rl.options.PpoOptions` fields, over ``options``: ``steps``
+            (PPO updates: one rollout of ``batch_size`` prompts each, ``ppo_epochs`` epochs on it),
+            ``batch_size``, ``lr`` (policy and value head), ``kl_coef`` (the per-token KL penalty in
+            the reward), ``ppo_epochs``, ``max_completion_length`` (TRL's ``response_length``),
+            ``temperature``, ``normalize_reward`` (standardise an exported reward with its stored
+            calibration; not for a callable), ``split``, ``max_queries``, ``prompt_template``, ``seed``.
     """
-    from gradebench.benchmark.lists import open_benchmark
-
-    check_common(steps=steps, lr=lr, batch=batch_size, batch_flag="--batch-size", max_queries=max_queries)
-    check_generation(max_completion_length=max_completion_length, temperature=temperature, kl_coef=kl_coef)
-    positive_int("--ppo-epochs", ppo_epochs)
-    if batch_size < 2:
-        raise InvalidArgumentError("--batch-size must be at least 2 for PPO (advantages are whitened per batch)",
-                                   hint="e.g. --batch-size 8")
-    check_template(prompt_template)
+    opts = PpoOptions.build(options, **kwargs)
     info = check_policy(policy)
     _check_value_head(info)
-    bench = open_benchmark(benchmark)
-    lists = bench.lists(split)
-    if max_queries is not None:
-        lists = lists.head(max_queries)
-    if lists.n_queries < batch_size:
-        raise InvalidArgumentError(f"--batch-size {batch_size} is more than the {lists.n_queries} queries of "
-                                   f"split {split}", hint=f"use --batch-size {lists.n_queries} or fewer")
-    items = prompt_items(lists, prompt_template)
+    bench, lists = training_lists(benchmark, opts)
+    if lists.n_queries < opts.batch_size:
+        raise InvalidArgumentError(f"--batch-size {opts.batch_size} is more than the {lists.n_queries} queries of "
+                                   f"split {opts.split}", hint=f"use --batch-size {lists.n_queries} or fewer")
+    items = prompt_items(lists, opts.prompt_template)
     tokenizer = ppo_tokenizer(info.path)
-    prompt_ids = [tokenizer(it.prompt)["input_ids"] for it in items]
-    check_prompt_lengths([len(p) for p in prompt_ids], [it.query_id for it in items], context=info.context,
-                         reserve=max_completion_length)
-    source = resolve_reward(reward, normalize=normalize_reward)
-    options = {"steps": int(steps), "batch_size": int(batch_size), "lr": float(lr), "kl_coef": float(kl_coef),
-               "ppo_epochs": int(ppo_epochs), "max_completion_length": int(max_completion_length),
-               "temperature": float(temperature), "max_queries": max_queries, "prompt_template": prompt_template,
-               "precision": "bf16" if use_bf16() else "fp32"}
+    prompt_ids = tokenized_prompts(items, tokenizer, context=info.context, reserve=opts.max_completion_length)
+    source = resolve_reward(reward, normalize=opts.normalize_reward)
 
     def train(trainer_dir: Path, steplog: StepLog) -> Any:
         from datasets import Dataset
@@ -106,12 +77,12 @@ def ppo(
         from trl.experimental.ppo import PPOConfig, PPOTrainer
 
         args = PPOConfig(
-            output_dir=str(trainer_dir), total_episodes=int(steps * batch_size),
-            per_device_train_batch_size=int(batch_size), num_mini_batches=1,
-            local_rollout_forward_batch_size=int(batch_size), response_length=int(max_completion_length),
-            temperature=float(temperature), learning_rate=float(lr), kl_coef=float(kl_coef),
-            num_ppo_epochs=int(ppo_epochs), stop_token="eos", num_sample_generations=0, logging_steps=1,
-            save_strategy="no", report_to="none", seed=int(seed), data_seed=int(seed), bf16=use_bf16(),
+            output_dir=str(trainer_dir), total_episodes=opts.steps * opts.batch_size,
+            per_device_train_batch_size=opts.batch_size, num_mini_batches=1,
+            local_rollout_forward_batch_size=opts.batch_size, response_length=opts.max_completion_length,
+            temperature=opts.temperature, learning_rate=opts.lr, kl_coef=opts.kl_coef,
+            num_ppo_epochs=opts.ppo_epochs, stop_token="eos", num_sample_generations=0, logging_steps=1,
+            save_strategy="no", report_to="none", seed=opts.seed, data_seed=opts.seed, bf16=use_bf16(),
             disable_tqdm=True,
         )
         model = load_policy(info.path)
@@ -128,12 +99,10 @@ def ppo(
         return trainer.accelerator.unwrap_model(trainer.model).policy
 
     job = PolicyJob(
-        method="ppo", bench=bench, split=split, n_queries=lists.n_queries, reference=reference_kind(lists),
-        policy=info, reward=source.ref, loss=None, options=options, seed=int(seed), steps=int(steps),
+        bench=bench, n_queries=lists.n_queries, reference=reference_kind(lists), policy=info, reward=source.ref,
+        loss=None, options=opts, train=train,
         key_map={"loss": "loss/policy_avg", "value_loss": "loss/value_avg", "kl": "objective/kl",
-                 "entropy": "objective/entropy", "rlhf_reward": "objective/rlhf_reward",
-                 "learning_rate": "lr"},
-        train=train,
+                 "entropy": "objective/entropy", "rlhf_reward": "objective/rlhf_reward", "learning_rate": "lr"},
     )
     return run_job(job, out=out, results_dir=results_dir, progress=progress)
 

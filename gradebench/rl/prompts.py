@@ -116,6 +116,27 @@ def prompt_items(lists: Any, template: str = PROMPT_TEMPLATE) -> list[PromptItem
     return items
 
 
+def training_lists(benchmark: Any, options: Any) -> tuple[Any, Any]:
+    """``(benchmark, lists)``: the benchmark opened, and the lists of ``options.split`` (the first
+    ``options.max_queries`` of them, when set)."""
+    from gradebench.benchmark.lists import open_benchmark
+
+    bench = open_benchmark(benchmark)
+    lists = bench.lists(options.split)
+    if options.max_queries is not None:
+        lists = lists.head(options.max_queries)
+    return bench, lists
+
+
+def tokenized_prompts(items: list[PromptItem], tokenizer: Any, *, context: int, reserve: int) -> list[list[int]]:
+    """Each prompt's token ids, checked to leave ``reserve`` of the policy's ``context`` tokens for the response."""
+    from gradebench.rl.policy import check_prompt_lengths
+
+    ids = [list(tokenizer(it.prompt)["input_ids"]) for it in items]
+    check_prompt_lengths([len(x) for x in ids], [it.query_id for it in items], context=context, reserve=reserve)
+    return ids
+
+
 def reference_kind(lists: Any) -> str:
     """``"fair tier"`` when every list has a ``fair`` candidate, else ``"median grade"`` (or ``"mixed"``)."""
     tiers = lists.extra.get("tier")

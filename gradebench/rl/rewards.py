@@ -6,15 +6,11 @@
   trained on), never the policy's templated prompt.
 * :func:`grpo_reward_function` wraps it as a plain function for ``GRPOTrainer(reward_funcs=...)``
   -- never as a model object, so TRL does not feed a BERT-style scorer the policy's tokens.
-* :class:`TokenRewardModel` is the reward model ``trl.experimental.ppo.PPOTrainer`` needs.
-  TRL's ``get_reward(model, query_responses, pad_token_id, context_length)`` calls
-  ``getattr(model, model.base_model_prefix)(input_ids=, attention_mask=, position_ids=,
-  return_dict=True, output_hidden_states=True, use_cache=False)`` and then
-  ``model.score(output.hidden_states[-1])`` and reads the ``[batch, length, 1]`` result at each
-  row's last response token. The adaptor's backbone decodes each row (the prompt is found by
-  its token ids, the rest is the response), calls the reward on ``(query, response)``, and
-  returns the rewards broadcast over the positions as ``hidden_states[-1]``; ``score`` is the
-  identity. So any exported scorer, whatever its tokenizer, can serve as PPO's reward model.
+* :func:`token_reward_model` is the reward model ``trl.experimental.ppo.PPOTrainer`` needs: the
+  one PPO reward adaptor, :class:`gradebench.reward.ppo.PolicyTokenReward` (also named
+  ``TokenRewardModel`` here), which serves TRL's ``get_reward`` by decoding each row (the prompt
+  is found by its token ids, the rest is the response) and scoring ``(query, response)``. So any
+  exported scorer, whatever its tokenizer, can serve as PPO's reward model.
 
 Both shapes also score each query's reference candidate once (cached) and report to the
 :class:`~gradebench.rl.steplog.StepLog` which generations the reward ranks above it.
@@ -25,7 +21,6 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
@@ -162,49 +157,34 @@ def _text(completion: Any) -> str:
 
 def token_reward_model(source: RewardSource, tokenizer: Any, items: Sequence[PromptItem],
                        prompt_ids: Sequence[Sequence[int]], steplog: StepLog) -> Any:
-    """The PPO reward model (a ``torch.nn.Module``) for ``source``; see the module docstring.
+    """PPO's reward model for ``source``: a :class:`~gradebench.reward.ppo.PolicyTokenReward` that
+    finds each row's prompt by its token ids, scores ``(raw query, decoded response)`` with
+    :func:`call_reward` and reports the rewards and their queries' reference rewards to ``steplog``.
 
     Args:
         tokenizer: the policy's tokenizer (decodes the responses).
         items: the prompts, in the order of ``prompt_ids``.
         prompt_ids: each prompt's token ids exactly as the PPO dataset holds them.
     """
-    import torch
-    from torch import nn
+    from gradebench.reward.ppo import PolicyTokenReward
 
-    lookup = {tuple(int(t) for t in ids): item for ids, item in zip(prompt_ids, items)}
-    lengths = sorted({len(k) for k in lookup}, reverse=True)
     references = ReferenceRewards(source.fn, items)
 
-    def split(tokens: list[int]) -> tuple[PromptItem, list[int]]:
-        for n in lengths:
-            item = lookup.get(tuple(tokens[:n]))
-            if item is not None:
-                return item, tokens[n:]
-        raise RunError("PPO scored a sequence that starts with no known prompt",
-                       hint="this is a bug in gradebench.rl; rerun with --debug and report it")
+    def checked(prompts: list[str], completions: list[str]) -> list[float]:
+        return call_reward(source.fn, prompts, completions)
 
-    class _DecodeAndScore(nn.Module):
-        def forward(self, input_ids: Any, attention_mask: Any, **_: Any) -> Any:
-            queries, texts, qids = [], [], []
-            for row, keep in zip(input_ids.tolist(), attention_mask.tolist()):
-                item, response = split([t for t, k in zip(row, keep) if k])
-                queries.append(item.query)
-                qids.append(item.query_id)
-                texts.append(tokenizer.decode(response, skip_special_tokens=True).strip())
-            rewards = call_reward(source.fn, queries, texts)
-            steplog.add_rewards(rewards, references.get(qids))
-            values = torch.tensor(rewards, dtype=torch.float32, device=input_ids.device)
-            return SimpleNamespace(hidden_states=(values[:, None, None].expand(-1, input_ids.shape[1], 1),))
+    def observe(indices: list[int], rewards: list[float]) -> None:
+        steplog.add_rewards(rewards, references.get([items[i].query_id for i in indices]))
 
-    class TokenRewardModel(nn.Module):
-        """Decode the policy's tokens, score ``(query, response)`` with a gradebench reward (TRL PPO's interface)."""
+    return PolicyTokenReward(checked, tokenizer, prompt_ids=prompt_ids, queries=[it.query for it in items],
+                             observe=observe)
 
-        base_model_prefix = "backbone"
 
-        def __init__(self) -> None:
-            super().__init__()
-            self.backbone = _DecodeAndScore()
-            self.score = nn.Identity()
+def __getattr__(name: str) -> Any:
+    """``TokenRewardModel``: the PPO reward adaptor, :class:`gradebench.reward.ppo.PolicyTokenReward`
+    (looked up on use: it imports torch)."""
+    if name == "TokenRewardModel":
+        from gradebench.reward.ppo import PolicyTokenReward
 
-    return TokenRewardModel()
+        return PolicyTokenReward
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

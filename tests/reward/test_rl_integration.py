@@ -102,3 +102,45 @@ def test_grpo_trainer_takes_the_reward_function(hashed_reward, demo_benchmark, t
     logged = trainer.state.log_history[0]
     assert np.isfinite(logged[f"rewards/{reward.__name__}/mean"])
     assert {"prompts", "completions", "completion_ids", "trainer_state", "query"} <= set(calls[0])
+
+
+def test_policy_token_reward_serves_trl_get_reward(hashed_reward):
+    """The one PPO adaptor: built with the prompts' ids, it finds each row's prompt, scores its query text,
+    and answers TRL's get_reward (backbone -> hidden_states, score = identity)."""
+    pytest.importorskip("trl")
+    from trl.experimental.utils import get_reward
+
+    from gradebench.errors import RunError
+    from gradebench.rl.rewards import TokenRewardModel
+
+    assert TokenRewardModel is PolicyTokenReward  # the rl name of the same class
+    tok = policy_tokenizer()
+    queries = ["premise the man plays label entailment", "premise a dog sits label neutral"]
+    templated = [q + " hypothesis" for q in queries]  # what the policy sees; the reward reads `queries`
+    prompt_ids = [tok(p)["input_ids"] for p in templated]
+    seen = []
+    reward = load(hashed_reward)
+    rm = PolicyTokenReward(reward, tok, prompt_ids=prompt_ids, queries=queries,
+                           observe=lambda idx, values: seen.append((idx, values)))
+    responses = [tok("because the man is playing", add_special_tokens=False)["input_ids"],
+                 tok("it is not outside", add_special_tokens=False)["input_ids"]]
+    width_q, width_r = max(map(len, prompt_ids)), max(map(len, responses)) + 1
+    rows = [[0] * (width_q - len(q)) + q + r + [0] * (width_r - len(r))
+            for q, r in zip(reversed(prompt_ids), reversed(responses))]  # the second prompt first
+    ids = torch.tensor(rows)
+    expected = reward(list(reversed(queries)), ["it is not outside", "because the man is playing"])
+    _, scores, _ = get_reward(rm, ids, 0, width_q)
+    np.testing.assert_allclose(scores.numpy(), expected, atol=1e-6)
+    np.testing.assert_allclose(rm(ids).numpy(), expected, atol=1e-6)  # a direct call finds the prompts too
+    assert [idx for idx, _ in seen] == [[1, 0], [1, 0]]
+    np.testing.assert_allclose(seen[0][1], expected, atol=1e-12)  # observed in float64, before the cast
+    with pytest.raises(RunError, match="none of the reward adaptor's prompts"):
+        rm(torch.tensor([tok("a dog", add_special_tokens=False)["input_ids"]]))
+    from gradebench.errors import InvalidArgumentError
+
+    with pytest.raises(InvalidArgumentError, match="not both"):
+        rm(ids, context_length=width_q, prompts=queries)
+    with pytest.raises(InvalidArgumentError, match="queries needs prompt_ids"):
+        PolicyTokenReward(reward, tok, queries=queries)
+    with pytest.raises(InvalidArgumentError, match="returned 1 values for 2"):
+        PolicyTokenReward(lambda prompts, completions: [0.0], tok, prompt_ids=prompt_ids)(ids)

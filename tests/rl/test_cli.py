@@ -49,8 +49,8 @@ def test_lipo_json_equals_api(cli, tiny_gpt2, demo_benchmark, tmp_path):
 
 
 def test_grpo_and_ppo_with_an_exported_reward(cli, tiny_gpt2, demo_benchmark, exported_reward, tmp_path):
+    from gradebench.experiments.store import list_policy_records
     from gradebench.rl import grpo, ppo
-    from gradebench.experiments.policy_record import list_policy_records
 
     results = tmp_path / "results"
     common = ["--policy", tiny_gpt2, "--reward", exported_reward, "--benchmark", demo_benchmark, "--steps", "2",

@@ -10,8 +10,8 @@ pytest.importorskip("torch")
 pytest.importorskip("trl")
 
 from gradebench.errors import InvalidArgumentError, RunError  # noqa: E402
+from gradebench.experiments.store import list_policy_records  # noqa: E402
 from gradebench.rl.grpo import grpo  # noqa: E402
-from gradebench.experiments.policy_record import list_policy_records  # noqa: E402
 from gradebench.rl.rewards import call_reward, grpo_reward_function, resolve_reward  # noqa: E402
 from gradebench.rl.runs import POLICY_DIR  # noqa: E402
 from gradebench.rl.steplog import StepLog, above_fraction  # noqa: E402

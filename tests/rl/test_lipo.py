@@ -12,10 +12,10 @@ torch = pytest.importorskip("torch")
 pytest.importorskip("trl")
 
 from gradebench.errors import InvalidArgumentError, UnknownNameError  # noqa: E402
+from gradebench.experiments.store import read_policy_record  # noqa: E402
 from gradebench.rl.lipo import candidate_scores, collate, lipo, lipo_stats  # noqa: E402
 from gradebench.rl.policy import sequence_kl, sequence_logps  # noqa: E402
 from gradebench.rl.prompts import reference_index  # noqa: E402
-from gradebench.experiments.policy_record import read_policy_record  # noqa: E402
 from gradebench.rl.runs import HISTORY, POLICY_DIR, RUN_CONFIG, RUN_JSON, read_policy_run  # noqa: E402
 from tests.rl.conftest import weights_changed  # noqa: E402
 
@@ -251,6 +251,11 @@ def test_an_interrupted_run_starts_over_and_another_config_is_refused(tiny_gpt2,
     lipo(tiny_gpt2, demo_benchmark, **other)
     with pytest.raises(RunError, match="another finished policy run"):
         lipo(tiny_gpt2, demo_benchmark, **{**other, "steps": 2})
+    # a finished run of this configuration whose final file lost its record is reported as such, not trusted
+    final = json.loads((other["out"] / RUN_JSON).read_text())
+    (other["out"] / RUN_JSON).write_text(json.dumps({k: v for k, v in final.items() if k != "record_json"}))
+    with pytest.raises(RunError, match="lacks its record"):
+        lipo(tiny_gpt2, demo_benchmark, **other)
 
 
 def test_policy_records_are_queryable_next_to_result_records(tiny_gpt2, demo_benchmark, tmp_path):

@@ -10,9 +10,9 @@ torch = pytest.importorskip("torch")
 pytest.importorskip("trl")
 
 from gradebench.errors import InvalidArgumentError  # noqa: E402
+from gradebench.experiments.store import list_policy_records  # noqa: E402
 from gradebench.rl.ppo import ppo  # noqa: E402
 from gradebench.rl.prompts import PromptItem  # noqa: E402
-from gradebench.experiments.policy_record import list_policy_records  # noqa: E402
 from gradebench.rl.rewards import resolve_reward, token_reward_model  # noqa: E402
 from gradebench.rl.runs import POLICY_DIR  # noqa: E402
 from gradebench.rl.steplog import StepLog  # noqa: E402
