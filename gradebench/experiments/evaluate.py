@@ -30,9 +30,9 @@ from gradebench.experiments.record import (
     record_id,
     write_record,
 )
-from gradebench.metrics import evaluate
 from gradebench.scorers.base import ProgressFn, Scorer, check_scores
 from gradebench.stats._checks import check_n_resamples, check_seed
+from gradebench.training.evaluation import evaluate_lists
 
 DEFAULT_RESULTS_DIR = Path("leaderboard/results")
 
@@ -122,7 +122,7 @@ def evaluate_scorer(
     tiers = S.tier_info(lists)
     specs = S.suite(tiers=tiers is not None)
     labels = lists.relevance
-    result = evaluate(scores, labels, specs, mask=lists.mask)
+    result = evaluate_lists(scores, lists, specs)
     separation = S.separation(lists, scores, labels)
     metrics_s = time.perf_counter() - t0
 
