@@ -30,7 +30,7 @@ from gradebench.datasets import Builder, get_builder
 from gradebench.datasets.records import SourceFile
 from gradebench.errors import BenchmarkError, InvalidArgumentError
 from gradebench.hashing import sha256_file, sha256_json
-from gradebench.paths import check_writable_dir
+from gradebench.paths import OUT_DIR, check_writable_dir
 from gradebench.recipes.loader import load_recipe
 from gradebench.recipes.models import Recipe, check_resplit
 
@@ -170,7 +170,7 @@ def check_build_args(
         raise InvalidArgumentError(f"source must be a path or URL string, got {type(source).__name__}",
                                    hint="pass source='path/to/data' or omit it for the recipe's default")
     if not isinstance(out, (str, os.PathLike)):
-        raise InvalidArgumentError(f"out must be a path, got {type(out).__name__}", hint="pass out='gradebench-out'")
+        raise InvalidArgumentError(f"out must be a path, got {type(out).__name__}", hint=f"pass out='{OUT_DIR}'")
     if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int)):
         raise InvalidArgumentError(f"limit must be a whole number, got {limit!r}", hint="e.g. limit=100, or None")
     if limit is not None and limit < 1:

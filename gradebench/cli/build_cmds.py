@@ -9,15 +9,19 @@ from typing import Annotated, Optional
 import typer
 
 from gradebench.cli.app import _emit, app, parse_resplit
+from gradebench.paths import OUT_DIR
 
 
 @app.command()
 def build(
     recipe: Annotated[str, typer.Argument(help="recipe name (see `gradebench list`) or path to a recipe YAML")],
-    source: Annotated[Optional[str], typer.Option(help="local file/folder or base URL; default: the recipe's")] = None,
-    out: Annotated[Path, typer.Option(help="output root")] = Path("gradebench-out"),
-    limit: Annotated[Optional[int], typer.Option(help="read at most N source rows per split")] = None,
-    resplit: Annotated[Optional[str], typer.Option(help="carve train/validation/test, e.g. 80/10/10")] = None,
+    source: Annotated[Optional[str], typer.Option(help="local file/folder or base URL",
+                                                  show_default="the recipe's")] = None,
+    out: Annotated[Path, typer.Option(help="output root")] = OUT_DIR,
+    limit: Annotated[Optional[int], typer.Option(help="read at most N source rows per split",
+                                                 show_default="all rows")] = None,
+    resplit: Annotated[Optional[str], typer.Option(help="carve train/validation/test, e.g. 80/10/10",
+                                                   show_default="the recipe's splits")] = None,
     force: Annotated[bool, typer.Option(help="rebuild even if this fingerprint exists")] = False,
     validate: Annotated[
         bool, typer.Option("--validate/--no-validate", help="check the result against its expectation suite")
@@ -28,7 +32,8 @@ def build(
     ] = True,
     map_: Annotated[
         Optional[list[str]],
-        typer.Option("--map", help="column roles for nli-table sources, e.g. --map premise=sentence1,label=gold"),
+        typer.Option("--map", help="column roles for nli-table sources, e.g. --map premise=sentence1,label=gold",
+                     show_default="the recipe's columns"),
     ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="print the result as JSON")] = False,
 ) -> None:

@@ -10,9 +10,10 @@ import typer
 
 from gradebench.cli.app import app, emit
 from gradebench.errors import InvalidArgumentError
+from gradebench.paths import COMMITTED_RESULTS_DIR, RESULTS_DIR, RUNS_DIR
 
-RESULTS_DIR = Path("leaderboard/results")
-_results_dir = typer.Option("--results-dir", help="root of the result records")
+_results_dir = typer.Option("--results-dir", help="root of the result records (the project's committed ones: "
+                            f"{COMMITTED_RESULTS_DIR})")
 
 
 def _tty() -> bool:
@@ -28,10 +29,13 @@ def _with_progress(enabled: bool, fn):
 @app.command("eval")
 def eval_cmd(
     benchmark: Annotated[Optional[Path], typer.Option(
-        help="a benchmark folder written by `gradebench build` (default with --run: the run's)")] = None,
-    scorer: Annotated[Optional[str], typer.Option(help="scorer name, evaluated untrained")] = None,
-    run: Annotated[Optional[Path], typer.Option("--run", help="a finished run folder of `gradebench train`")] = None,
-    set_: Annotated[Optional[list[str]], typer.Option("--set", help="scorer config key=value (with --scorer)")] = None,
+        help="a benchmark folder written by `gradebench build`", show_default="with --run: the run's")] = None,
+    scorer: Annotated[Optional[str], typer.Option(help="scorer name, evaluated untrained",
+                                                  show_default="none: give --scorer or --run")] = None,
+    run: Annotated[Optional[Path], typer.Option("--run", help="a finished run folder of `gradebench train`",
+                                                show_default="none: give --scorer or --run")] = None,
+    set_: Annotated[Optional[list[str]], typer.Option("--set", help="scorer config key=value (with --scorer)",
+                                                      show_default="the scorer's config")] = None,
     split: Annotated[str, typer.Option(help="split to score")] = "test",
     seed: Annotated[int, typer.Option(help="bootstrap seed (and the scorer's seed with --scorer)")] = 0,
     resamples: Annotated[int, typer.Option(help="bootstrap resamples per confidence interval")] = 1000,
@@ -100,11 +104,12 @@ def _json_format(fmt: str | None, as_json: bool) -> str | None:
 
 @app.command()
 def leaderboard(
-    benchmark: Annotated[Optional[str], typer.Option(help="only this benchmark (its name)")] = None,
+    benchmark: Annotated[Optional[str], typer.Option(help="only this benchmark (its name)",
+                                                     show_default="every benchmark")] = None,
     split: Annotated[str, typer.Option(help="split of the records")] = "test",
     sort_by: Annotated[str, typer.Option(help="metric to rank and test by")] = "ndcg@5",
     alpha: Annotated[float, typer.Option(help="family-wise error rate of the Holm-corrected tests")] = 0.05,
-    fmt: Annotated[Optional[str], typer.Option("--format", help="md | html | json (default: md)")] = None,
+    fmt: Annotated[Optional[str], typer.Option("--format", help="md | html | json", show_default="md")] = None,
     results_dir: Annotated[Path, _results_dir] = RESULTS_DIR,
     as_json: Annotated[bool, typer.Option("--json", help="same as --format json")] = False,
 ) -> None:
@@ -135,7 +140,7 @@ def leaderboard(
 @app.command()
 def query(
     sql: Annotated[str, typer.Argument(help="SQL over the views results, metrics, per_query, predictions, candidates")],
-    fmt: Annotated[Optional[str], typer.Option("--format", help="table | csv | json (default: table)")] = None,
+    fmt: Annotated[Optional[str], typer.Option("--format", help="table | csv | json", show_default="table")] = None,
     results_dir: Annotated[Path, _results_dir] = RESULTS_DIR,
     as_json: Annotated[bool, typer.Option("--json", help="same as --format json")] = False,
 ) -> None:
@@ -166,8 +171,10 @@ def query(
 @app.command()
 def plot(
     out: Annotated[Path, typer.Option(help="PNG file to write")],
-    record: Annotated[Optional[str], typer.Option(help="a record id (or unique prefix) or a record JSON path")] = None,
-    run: Annotated[Optional[Path], typer.Option("--run", help="a run folder: plot its training curves")] = None,
+    record: Annotated[Optional[str], typer.Option(help="a record id (or unique prefix) or a record JSON path",
+                                                  show_default="none: give --record or --run")] = None,
+    run: Annotated[Optional[Path], typer.Option("--run", help="a run folder: plot its training curves",
+                                                show_default="none: give --record or --run")] = None,
     results_dir: Annotated[Path, _results_dir] = RESULTS_DIR,
     as_json: Annotated[bool, typer.Option("--json", help="print {\"out\": PATH} as JSON")] = False,
 ) -> None:
@@ -189,7 +196,7 @@ def plot(
 def sweep(
     experiment: Annotated[Path, typer.Argument(help="experiment YAML (see recipes/experiments/demo.yaml)")],
     results_dir: Annotated[Path, _results_dir] = RESULTS_DIR,
-    runs_dir: Annotated[Path, typer.Option(help="root of the training run folders")] = Path("runs"),
+    runs_dir: Annotated[Path, typer.Option(help="root of the training run folders")] = RUNS_DIR,
     as_json: Annotated[bool, typer.Option("--json", help="print the result as JSON")] = False,
 ) -> None:
     """Run an experiment grid (train, then evaluate), skipping cells whose record exists."""

@@ -13,15 +13,16 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from gradebench.benchmark.engine import DEFAULT_OUT, BuildResult
+from gradebench.benchmark.engine import BuildResult
 from gradebench.errors import InvalidArgumentError
+from gradebench.paths import OUT_DIR
 
 
 def build(
     recipe,
     *,
     source: str | Path | None = None,
-    out: str | Path = DEFAULT_OUT,
+    out: str | Path = OUT_DIR,
     limit: int | None = None,
     resplit: Sequence[int] | None = None,
     force: bool = False,

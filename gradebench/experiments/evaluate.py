@@ -30,11 +30,13 @@ from gradebench.experiments.record import (
     record_id,
     write_record,
 )
+from gradebench.paths import RESULTS_DIR
 from gradebench.scorers.base import ProgressFn, Scorer, check_scores
 from gradebench.stats._checks import check_n_resamples, check_seed
 from gradebench.training.evaluation import evaluate_lists
 
-DEFAULT_RESULTS_DIR = Path("leaderboard/results")
+#: where records go by default (``gradebench-out/results``, not the committed ``leaderboard/results``)
+DEFAULT_RESULTS_DIR = RESULTS_DIR
 
 
 def system_seed(scorer: Scorer, run: Any) -> int:

@@ -132,3 +132,19 @@ def test_sweep_json_equals_api(demo_bench, tmp_path, capsys):
     again = json.loads(out)
     assert (again["evaluated"], again["skipped"]) == (0, 2)
     assert {k: v for k, v in again.items() if k != "seconds"} == {k: v for k, v in api.items() if k != "seconds"}
+
+
+def test_a_first_eval_lands_under_gradebench_out_and_the_readers_find_it(demo_bench, tmp_path, capsys, monkeypatch):
+    """No --results-dir anywhere: eval writes gradebench-out/results, leaderboard and query read it,
+    and nothing is written to a leaderboard/results beside it (the project's committed records)."""
+    monkeypatch.chdir(tmp_path)
+    code, out, err = run(capsys, "eval", "--benchmark", demo_bench, "--scorer", "length", "--resamples", 20, "--json")
+    assert code == 0, err
+    rid = json.loads(out)["id"]
+    assert (tmp_path / "gradebench-out" / "results" / "demo" / f"{rid}.json").is_file()
+    assert not (tmp_path / "leaderboard").exists()
+    code, out, err = run(capsys, "leaderboard", "--format", "json")
+    assert code == 0, err
+    assert [r["system"] for b in json.loads(out)["boards"] for r in b["rows"]] == ["length"]
+    code, out, err = run(capsys, "query", "select id from results", "--format", "json")
+    assert code == 0 and json.loads(out)["rows"] == [{"id": rid}], err
