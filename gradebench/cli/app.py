@@ -48,6 +48,28 @@ def emit(obj: Any) -> None:
 _emit = emit
 
 
+def table(*columns: str, numeric: bool = False, **kwargs: Any) -> Any:
+    """A rich table that fits an 80-column terminal: no vertical rules, no edge padding, and a first
+    column (the name) that is never wrapped or cut; a header may break with ``\\n``.
+
+    ``numeric``: the other columns hold numbers (right-aligned, never wrapped).
+    """
+    from rich import box
+    from rich.table import Column, Table
+
+    first, *rest = columns
+    others = [Column(c, justify="right", no_wrap=True) for c in rest] if numeric else rest
+    return Table(Column(first, no_wrap=True), *others, box=box.SIMPLE_HEAD, pad_edge=False, collapse_padding=True,
+                 **kwargs)
+
+
+def terminal_width() -> int:
+    """The width output is fitted to: the terminal's, else ``$COLUMNS``, else 80 (rich's rule)."""
+    from rich.console import Console
+
+    return Console().width
+
+
 def parse_resplit(text: str) -> tuple[int, int, int]:
     """``"80/10/10"`` -> ``(80, 10, 10)``."""
     parts = text.split("/")

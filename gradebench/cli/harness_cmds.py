@@ -7,7 +7,7 @@ from typing import Annotated, Any, Optional
 
 import typer
 
-from gradebench.cli.app import app, emit
+from gradebench.cli.app import app, emit, table
 from gradebench.errors import InvalidArgumentError
 from gradebench.paths import OUT_DIR, RUNS_NAME
 
@@ -129,9 +129,8 @@ def scorers(as_json: Annotated[bool, typer.Option("--json", help="print the resu
         emit(rows)
         return
     from rich.console import Console
-    from rich.table import Table
 
-    t = Table("scorer", "kind", "trains", "default loss", "summary")
+    t = table("scorer", "kind", "trains", "default\nloss", "summary")
     for r in rows:
         t.add_row(r["name"], r["kind"], "yes" if r["trainable"] else "no", r["default_loss"] or "", r["summary"])
     Console().print(t)
@@ -147,9 +146,8 @@ def losses(as_json: Annotated[bool, typer.Option("--json", help="print the resul
         emit(rows)
         return
     from rich.console import Console
-    from rich.table import Table
 
-    t = Table("loss", "kind", "summary")
+    t = table("loss", "kind", "summary")
     for r in rows:
         t.add_row(r["name"], r["kind"], r["summary"])
     Console().print(t)
@@ -170,22 +168,15 @@ def demo(
     if as_json:
         emit(result.to_dict())
         return
-    import sys
-
     from rich.console import Console
 
     from gradebench.experiments.leaderboard import leaderboard as leaderboard_api
+    from gradebench.experiments.render import text
 
     console = Console()
     console.print(f"[bold]demo[/bold] benchmark at [cyan]{result.benchmark}[/cyan]")
     board = leaderboard_api(result.results_dir, benchmark="demo", split="test", sort_by="ndcg@5")
-    if sys.stdout.isatty():
-        from gradebench.experiments.render import rich_tables
-
-        for item in rich_tables(board):
-            console.print(item)
-    else:
-        sys.stdout.write(board.to_markdown())
+    console.print(text(board, width=console.width), end="", markup=False, highlight=False)
     console.print(f"runs in [cyan]{Path(result.results_dir).parent / RUNS_NAME}[/cyan]; "
                   f"records in [cyan]{result.results_dir}[/cyan] (query them: gradebench query \"SELECT * FROM results\" "
                   f"--results-dir {result.results_dir})")

@@ -10,6 +10,7 @@ from gradebench.cli import main
 from gradebench.experiments.leaderboard import leaderboard
 from gradebench.experiments.query import run_query
 from gradebench.experiments.record import read_record
+from gradebench.experiments.render import text
 from gradebench.experiments.sweep import sweep
 
 VOLATILE = ("created_at", "timings", "environment")
@@ -86,12 +87,20 @@ def store(demo_bench, tmp_path, capsys):
     return res
 
 
-def test_leaderboard_json_equals_api(store, capsys):
+def test_leaderboard_json_equals_api(store, capsys, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "80")
     code, out, err = run(capsys, "leaderboard", "--split", "train", "--format", "json", "--results-dir", store)
     assert code == 0, err
     assert json.loads(out) == leaderboard(store, split="train").to_dict()
-    code, out, _ = run(capsys, "leaderboard", "--split", "train", "--results-dir", store, "--sort-by", "kendall")
+    code, out, _ = run(capsys, "leaderboard", "--split", "train", "--results-dir", store, "--sort-by", "kendall",
+                       "--format", "md")
     assert code == 0 and out == leaderboard(store, split="train", sort_by="kendall").to_markdown()
+    code, out, _ = run(capsys, "leaderboard", "--split", "train", "--results-dir", store, "--sort-by", "kendall")
+    assert code == 0 and out == text(leaderboard(store, split="train", sort_by="kendall"), width=80)  # the default
+    code, out, _ = run(capsys, "leaderboard", "--split", "train", "--results-dir", store, "--wide")
+    assert code == 0 and out == text(leaderboard(store, split="train"), wide=True)
+    code, _, err = run(capsys, "leaderboard", "--results-dir", store, "--wide", "--format", "md")
+    assert code == 2 and "--wide conflicts with --format md" in err
     code, out, _ = run(capsys, "leaderboard", "--split", "train", "--results-dir", store, "--format", "html")
     assert code == 0 and out == leaderboard(store, split="train").to_html()
     code, _, err = run(capsys, "leaderboard", "--results-dir", store, "--format", "pdf")
