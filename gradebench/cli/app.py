@@ -71,13 +71,11 @@ def terminal_width() -> int:
 
 
 def parse_resplit(text: str) -> tuple[int, int, int]:
-    """``"80/10/10"`` -> ``(80, 10, 10)``."""
-    parts = text.split("/")
-    try:
-        values = tuple(int(p) for p in parts)
-    except ValueError:
-        values = ()
-    if len(values) != 3 or any(v < 0 for v in values) or sum(values) != 100:
+    """``"80/10/10"`` -> ``(80, 10, 10)``, with the command line's error (the API takes the string too)."""
+    from gradebench.benchmark.engine import split_percentages
+
+    values = split_percentages(text) or ()
+    if len(values) != 3 or sum(values) != 100:
         raise InvalidArgumentError(
             f"--resplit {text!r} is not three percentages summing to 100", hint="e.g. --resplit 80/10/10"
         )

@@ -126,8 +126,9 @@ def info(
 ) -> None:
     """Show a benchmark's manifest and stats."""
     from gradebench.benchmark.info import info as info_api
+    from gradebench.experiments.build import check_benchmark_folder
 
-    result = info_api(benchmark_dir)
+    result = info_api(check_benchmark_folder(benchmark_dir))
     if as_json:
         _emit(result)
         return
@@ -206,8 +207,9 @@ def validate(
     """Check a built benchmark against its expectation suite; exit 1 when an expectation fails."""
     from gradebench.benchmark.info import info as info_api
     from gradebench.benchmark.validate import validate_folder
+    from gradebench.experiments.build import check_benchmark_folder
 
-    info_api(benchmark_dir)  # one-line error for a folder that is not a benchmark
+    info_api(check_benchmark_folder(benchmark_dir))  # one-line error for a folder that is not a benchmark
     report = validate_folder(benchmark_dir)
     if as_json:
         _emit(report.summary())

@@ -98,6 +98,10 @@ def evaluate_scorer(
                                    hint="make one with gradebench.scorers.make_scorer(name, config)")
     t_start = time.perf_counter()
     step = _stepper(progress, 4)
+    if not isinstance(benchmark, Benchmark):
+        from gradebench.experiments.build import check_benchmark_folder
+
+        check_benchmark_folder(benchmark)  # a recipe folder names its builds
     bench = open_benchmark(benchmark)
     if write:
         from gradebench.paths import check_writable_dir
