@@ -37,17 +37,8 @@ from collections.abc import Callable
 
 import numpy as np
 
-from gradebench.metrics import (
-    MAP,
-    MRR,
-    NDCG,
-    KendallTau,
-    PairwiseAgreement,
-    QuerySeparationRatio,
-    SeparationRatio,
-    Spearman,
-    evaluate,
-)
+from gradebench import metrics as gm
+from gradebench.metrics import evaluate
 
 
 def make_data(n: int, size: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
@@ -60,15 +51,15 @@ def make_data(n: int, size: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
 def suite() -> list:
     specs = []
     for gain in ("exp2", "linear"):
-        specs += [NDCG(k=k, gain=gain) for k in (1, 3, 5)]
+        specs += [gm.NDCG(k=k, gain=gain) for k in (1, 3, 5)]
     return specs + [
-        MAP(),
-        MRR(),
-        KendallTau(),
-        Spearman(),
-        SeparationRatio(),
-        QuerySeparationRatio(),
-        PairwiseAgreement(),
+        gm.MAP(),
+        gm.MRR(),
+        gm.KendallTau(),
+        gm.Spearman(),
+        gm.SeparationRatio(),
+        gm.QuerySeparationRatio(),
+        gm.PairwiseAgreement(),
     ]
 
 
@@ -97,8 +88,8 @@ def to_dicts(scores: np.ndarray, labels: np.ndarray) -> tuple[dict, dict]:
 
 
 def trec_specs() -> tuple[list, dict[str, str]]:
-    specs = [NDCG(k=k, gain="linear", ties="trec") for k in (1, 3, 5)]
-    specs += [MAP(ties="trec"), MRR(ties="trec")]
+    specs = [gm.NDCG(k=k, gain="linear", ties="trec") for k in (1, 3, 5)]
+    specs += [gm.MAP(ties="trec"), gm.MRR(ties="trec")]
     names = {"ndcg_cut_1": specs[0].name, "ndcg_cut_3": specs[1].name,
              "ndcg_cut_5": specs[2].name, "map": specs[3].name, "recip_rank": specs[4].name}
     return specs, names
@@ -108,10 +99,10 @@ def ranx_specs() -> tuple[list, dict[str, str]]:
     specs, names = [], {}
     for k in (1, 3, 5):
         for peer, gain in (("ndcg", "linear"), ("ndcg_burges", "exp2")):
-            spec = NDCG(k=k, gain=gain)
+            spec = gm.NDCG(k=k, gain=gain)
             specs.append(spec)
             names[f"{peer}@{k}"] = spec.name
-    specs += [MAP(), MRR()]
+    specs += [gm.MAP(), gm.MRR()]
     names.update({"map": specs[-2].name, "mrr": specs[-1].name})
     return specs, names
 

@@ -1,4 +1,10 @@
-"""Output-path preflight: fail in one line, before any work, when an output folder is unusable.
+"""Output paths: the default folders, a preflight check, and the atomic writers.
+
+The default folders (:data:`OUT_DIR` and the folders under it) are defined here and nowhere
+else: every command and API function that writes or reads outputs takes its default from
+them, so a new user's builds, runs, records and plots all land under ``gradebench-out/``
+(ignored by git), never in the project's committed ``leaderboard/results``
+(:data:`COMMITTED_RESULTS_DIR`, which is only ever named explicitly).
 
 Every command that writes (``build``, ``train``, ``eval``, ``results``) calls
 :func:`check_writable_dir` on its output root first, so a typo'd or read-only ``--out``
@@ -17,6 +23,20 @@ from pathlib import Path
 from typing import Any
 
 from gradebench.errors import InvalidArgumentError
+
+#: the output root: benchmarks are built into ``<OUT_DIR>/<recipe>/<fingerprint[:12]>``
+OUT_DIR = Path("gradebench-out")
+#: sub-folder names of an output root (``demo --out DIR`` writes ``DIR/results`` etc.)
+RESULTS_NAME, RUNS_NAME, PLOTS_NAME, REWARDS_NAME = "results", "runs", "plots", "rewards"
+#: result records: what ``eval`` and ``sweep`` write and ``leaderboard``, ``query``, ``plot`` read
+RESULTS_DIR = OUT_DIR / RESULTS_NAME
+#: training run folders of ``sweep`` (``<RUNS_DIR>/<benchmark>/<scorer>/<run fingerprint[:16]>``)
+RUNS_DIR = OUT_DIR / RUNS_NAME
+#: plots, and exported rewards (the README's examples put them here)
+PLOTS_DIR = OUT_DIR / PLOTS_NAME
+REWARDS_DIR = OUT_DIR / REWARDS_NAME
+#: the project's own, committed records (rendered in ``leaderboard/LEADERBOARD.md``); never a default
+COMMITTED_RESULTS_DIR = Path("leaderboard") / "results"
 
 #: errno -> how to fix it, for the output-path checks and the CLI's OSError mapping
 OS_ERROR_HINTS = {

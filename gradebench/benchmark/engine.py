@@ -30,7 +30,7 @@ from gradebench.datasets import Builder, get_builder
 from gradebench.datasets.records import SourceFile
 from gradebench.errors import BenchmarkError, InvalidArgumentError
 from gradebench.hashing import sha256_file, sha256_json
-from gradebench.paths import check_writable_dir
+from gradebench.paths import OUT_DIR, check_writable_dir
 from gradebench.recipes.loader import load_recipe
 from gradebench.recipes.models import Recipe, check_resplit
 
@@ -162,15 +162,25 @@ def _result_from_manifest(path: Path, m: dict[str, Any], *, cached: bool) -> Bui
     )
 
 
+def split_percentages(text: str) -> tuple[int, ...] | None:
+    """``"80/10/10"`` -> ``(80, 10, 10)`` (spaces ignored); None if a part is not a whole number >= 0."""
+    parts = [p.strip() for p in text.split("/")]
+    return tuple(int(p) for p in parts) if all(p.isdigit() for p in parts) else None
+
+
 def check_build_args(
     *, source: Any, out: Any, limit: Any, resplit: Any, force: Any, workers: Any, progress: Any, validate: Any
 ) -> tuple[int | None, tuple[int, int, int] | None]:
-    """Type and range checks at the API boundary (the CLI passes through the same checks)."""
+    """Type and range checks at the API boundary (the CLI passes through the same checks).
+
+    ``resplit`` is ``(train, validation, test)`` percentages as a tuple or list, or the string
+    ``"80/10/10"`` (the command line's spelling).
+    """
     if source is not None and not isinstance(source, (str, os.PathLike)):
         raise InvalidArgumentError(f"source must be a path or URL string, got {type(source).__name__}",
                                    hint="pass source='path/to/data' or omit it for the recipe's default")
     if not isinstance(out, (str, os.PathLike)):
-        raise InvalidArgumentError(f"out must be a path, got {type(out).__name__}", hint="pass out='gradebench-out'")
+        raise InvalidArgumentError(f"out must be a path, got {type(out).__name__}", hint=f"pass out='{OUT_DIR}'")
     if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int)):
         raise InvalidArgumentError(f"limit must be a whole number, got {limit!r}", hint="e.g. limit=100, or None")
     if limit is not None and limit < 1:
@@ -184,10 +194,14 @@ def check_build_args(
         raise InvalidArgumentError(f"workers must be a whole number >= 1, got {workers!r}", hint="e.g. workers=2")
     checked = None
     if resplit is not None:
+        value = split_percentages(resplit) if isinstance(resplit, str) else resplit
         try:
-            checked = check_resplit(resplit)
+            if value is None:
+                raise ValueError(f"resplit {resplit!r} is not three whole percentages")
+            checked = check_resplit(value)
         except ValueError as e:
-            raise InvalidArgumentError(str(e), hint="e.g. --resplit 80/10/10") from None
+            raise InvalidArgumentError(str(e), hint="pass a tuple such as (80, 10, 10), or the string '80/10/10'") \
+                from None
     return limit, checked
 
 

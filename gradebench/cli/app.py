@@ -48,14 +48,34 @@ def emit(obj: Any) -> None:
 _emit = emit
 
 
+def table(*columns: str, numeric: bool = False, **kwargs: Any) -> Any:
+    """A rich table that fits an 80-column terminal: no vertical rules, no edge padding, and a first
+    column (the name) that is never wrapped or cut; a header may break with ``\\n``.
+
+    ``numeric``: the other columns hold numbers (right-aligned, never wrapped).
+    """
+    from rich import box
+    from rich.table import Column, Table
+
+    first, *rest = columns
+    others = [Column(c, justify="right", no_wrap=True) for c in rest] if numeric else rest
+    return Table(Column(first, no_wrap=True), *others, box=box.SIMPLE_HEAD, pad_edge=False, collapse_padding=True,
+                 **kwargs)
+
+
+def terminal_width() -> int:
+    """The width output is fitted to: the terminal's, else ``$COLUMNS``, else 80 (rich's rule)."""
+    from rich.console import Console
+
+    return Console().width
+
+
 def parse_resplit(text: str) -> tuple[int, int, int]:
-    """``"80/10/10"`` -> ``(80, 10, 10)``."""
-    parts = text.split("/")
-    try:
-        values = tuple(int(p) for p in parts)
-    except ValueError:
-        values = ()
-    if len(values) != 3 or any(v < 0 for v in values) or sum(values) != 100:
+    """``"80/10/10"`` -> ``(80, 10, 10)``, with the command line's error (the API takes the string too)."""
+    from gradebench.benchmark.engine import split_percentages
+
+    values = split_percentages(text) or ()
+    if len(values) != 3 or sum(values) != 100:
         raise InvalidArgumentError(
             f"--resplit {text!r} is not three percentages summing to 100", hint="e.g. --resplit 80/10/10"
         )

@@ -8,16 +8,20 @@ from typing import Annotated, Optional
 
 import typer
 
-from gradebench.cli.app import _emit, app, parse_resplit
+from gradebench.cli.app import _emit, app, parse_resplit, table
+from gradebench.paths import OUT_DIR
 
 
 @app.command()
 def build(
     recipe: Annotated[str, typer.Argument(help="recipe name (see `gradebench list`) or path to a recipe YAML")],
-    source: Annotated[Optional[str], typer.Option(help="local file/folder or base URL; default: the recipe's")] = None,
-    out: Annotated[Path, typer.Option(help="output root")] = Path("gradebench-out"),
-    limit: Annotated[Optional[int], typer.Option(help="read at most N source rows per split")] = None,
-    resplit: Annotated[Optional[str], typer.Option(help="carve train/validation/test, e.g. 80/10/10")] = None,
+    source: Annotated[Optional[str], typer.Option(help="local file/folder or base URL",
+                                                  show_default="the recipe's")] = None,
+    out: Annotated[Path, typer.Option(help="output root")] = OUT_DIR,
+    limit: Annotated[Optional[int], typer.Option(help="read at most N source rows per split",
+                                                 show_default="all rows")] = None,
+    resplit: Annotated[Optional[str], typer.Option(help="carve train/validation/test, e.g. 80/10/10",
+                                                   show_default="the recipe's splits")] = None,
     force: Annotated[bool, typer.Option(help="rebuild even if this fingerprint exists")] = False,
     validate: Annotated[
         bool, typer.Option("--validate/--no-validate", help="check the result against its expectation suite")
@@ -28,7 +32,8 @@ def build(
     ] = True,
     map_: Annotated[
         Optional[list[str]],
-        typer.Option("--map", help="column roles for nli-table sources, e.g. --map premise=sentence1,label=gold"),
+        typer.Option("--map", help="column roles for nli-table sources, e.g. --map premise=sentence1,label=gold",
+                     show_default="the recipe's columns"),
     ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="print the result as JSON")] = False,
 ) -> None:
@@ -79,13 +84,13 @@ def parse_map(values: list[str]) -> dict[str, str]:
 
 def _print_build(result) -> None:
     from rich.console import Console
-    from rich.table import Table
 
     console = Console()
     verb = "cached" if result.cached else "built"
     console.print(f"[bold]{result.recipe}[/bold] {verb} at [cyan]{result.path}[/cyan]")
     console.print(f"fingerprint {result.fingerprint}")
-    t = Table("split", "queries", "candidates", "ambiguity", "score range", "tier NDCG@5", "tier Spearman")
+    t = table("split", "queries", "candidates", "ambiguity", "score\nrange", "tier\nNDCG@5", "tier\nSpearman",
+              numeric=True)
     for split, v in result.splits.items():
         s = result.stats.get(split, {})
         t.add_row(
@@ -121,8 +126,9 @@ def info(
 ) -> None:
     """Show a benchmark's manifest and stats."""
     from gradebench.benchmark.info import info as info_api
+    from gradebench.experiments.build import check_benchmark_folder
 
-    result = info_api(benchmark_dir)
+    result = info_api(check_benchmark_folder(benchmark_dir))
     if as_json:
         _emit(result)
         return
@@ -137,15 +143,36 @@ def info(
     for k in ("ambiguity", "score_range_mean", "tier_ndcg@3", "tier_ndcg@5", "tier_spearman"):
         if k in a:
             console.print(f"  {k}: {a[k]}")
-    for name, t in a.get("tiers", {}).items():
-        console.print(f"  tier {name}: {t}")
+    if a.get("tiers"):
+        console.print(_tier_table(a["tiers"]))
     if a.get("shortcut_probes"):
-        console.print(f"  shortcut probes: {a['shortcut_probes']}")
+        from rich.padding import Padding
+
+        console.print(Padding("shortcut probes (0.5 = no signal): " + ", ".join(
+            f"{k} {v:.3f}" for k, v in a["shortcut_probes"].items() if v is not None), (0, 0, 0, 2)))
+
+
+#: (stats key, column header) of the tier table of `gradebench info`
+TIER_COLUMNS = (("relevance", "grade"), ("candidates", "candidates"), ("score_mean", "score\nmean"),
+                ("score_min", "score\nmin"), ("score_max", "score\nmax"), ("words_mean", "words\nmean"),
+                ("query_overlap_mean", "query\noverlap"), ("human_share", "human\nshare"))
+
+
+def _tier_table(tiers: dict) -> object:
+    t = table("tier", *(head for _, head in TIER_COLUMNS), numeric=True)
+    for name, stats in tiers.items():
+        cells = [stats.get(key) for key, _ in TIER_COLUMNS]
+        t.add_row(name, *("n/a" if v is None else f"{v:.3f}" if isinstance(v, float) else str(v) for v in cells))
+    return t
 
 
 @app.command("list")
-def list_cmd(as_json: Annotated[bool, typer.Option("--json", help="print the result as JSON")] = False) -> None:
-    """List the shipped recipes."""
+def list_cmd(
+    wide: Annotated[bool, typer.Option("--wide", help="also show each recipe's description, formats and license")]
+    = False,
+    as_json: Annotated[bool, typer.Option("--json", help="print the result as JSON")] = False,
+) -> None:
+    """List the shipped recipes (name, builder, grades; --wide for the rest)."""
     from gradebench.recipes.catalog import list_recipes
 
     result = list_recipes()
@@ -153,14 +180,23 @@ def list_cmd(as_json: Annotated[bool, typer.Option("--json", help="print the res
         _emit(result)
         return
     from rich.console import Console
-    from rich.table import Table
+    from rich.markup import escape
+    from rich.padding import Padding
 
-    t = Table("recipe", "builder", "grades", "description", "formats", "license", show_lines=True)
-    for r in result:
-        grades = " > ".join(r["tiers"]) if r["tiers"] else "natural"
-        t.add_row(f"{r['name']} v{r['version']}", r["builder"], grades, r["description"], ", ".join(r["formats"]),
-                  r["license"].splitlines()[0])
-    Console().print(t)
+    console = Console()
+    grades = {r["name"]: " > ".join(r["tiers"]) if r["tiers"] else "natural" for r in result}
+    if not wide:
+        t = table("recipe", "builder", "grades")
+        for r in result:
+            t.add_row(f"{r['name']} v{r['version']}", r["builder"], grades[r["name"]])
+        console.print(t)
+        console.print("descriptions, formats and licenses: gradebench list --wide (or --json)")
+        return
+    for r in result:  # one block per recipe: wraps at any width, cuts nothing
+        console.print(f"[bold]{r['name']} v{r['version']}[/bold]  builder {r['builder']}, grades {grades[r['name']]}")
+        for text in (r["description"], f"formats: {', '.join(r['formats'])}", f"license: {r['license']}"):
+            console.print(Padding(escape(" ".join(text.split())), (0, 0, 0, 2)))
+        console.print()
 
 
 @app.command()
@@ -171,8 +207,9 @@ def validate(
     """Check a built benchmark against its expectation suite; exit 1 when an expectation fails."""
     from gradebench.benchmark.info import info as info_api
     from gradebench.benchmark.validate import validate_folder
+    from gradebench.experiments.build import check_benchmark_folder
 
-    info_api(benchmark_dir)  # one-line error for a folder that is not a benchmark
+    info_api(check_benchmark_folder(benchmark_dir))  # one-line error for a folder that is not a benchmark
     report = validate_folder(benchmark_dir)
     if as_json:
         _emit(report.summary())

@@ -7,8 +7,9 @@ from typing import Annotated, Any, Optional
 
 import typer
 
-from gradebench.cli.app import app, emit
+from gradebench.cli.app import app, emit, table
 from gradebench.errors import InvalidArgumentError
+from gradebench.paths import OUT_DIR, RUNS_NAME
 
 
 def parse_settings(items: list[str] | None, *, flag: str = "--set") -> dict[str, Any]:
@@ -60,32 +61,44 @@ def with_progress(enabled: bool, fn):
             bar.stop()
 
 
+def train_default(name: str) -> Any:
+    """The default of a :class:`~gradebench.training.options.TrainOptions` field (its one home), for --help."""
+    from gradebench.training.options import TrainOptions
+
+    return TrainOptions.model_fields[name].default
+
+
 @app.command()
 def train(
     benchmark: Annotated[Path, typer.Option(help="a benchmark folder written by `gradebench build`")],
     scorer: Annotated[str, typer.Option(help="scorer name (see `gradebench scorers`)")],
     out: Annotated[Path, typer.Option(help="run folder to write (or resume)")],
-    loss: Annotated[Optional[str], typer.Option(help="registered loss (see `gradebench losses`)")] = None,
-    seed: Annotated[int, typer.Option(help="seed of the run (42, 123, 7 are the paper's)")] = 42,
-    epochs: Annotated[Optional[int], typer.Option(help="maximum epochs")] = None,
-    lr: Annotated[Optional[float], typer.Option(help="learning rate (default: the scorer's)")] = None,
-    batch_queries: Annotated[Optional[int], typer.Option(help="lists per batch")] = None,
-    patience: Annotated[Optional[int], typer.Option(help="early-stopping patience in epochs")] = None,
-    list_size: Annotated[Optional[int], typer.Option(help="subsample K candidates per training list")] = None,
-    max_train_queries: Annotated[Optional[int], typer.Option(help="train on the first N queries only")] = None,
+    loss: Annotated[Optional[str], typer.Option(help="registered loss (see `gradebench losses`)",
+                                                show_default="the scorer's default loss")] = None,
+    seed: Annotated[int, typer.Option(help="seed of the run (42, 123, 7 are the paper's)")] = train_default("seed"),
+    epochs: Annotated[int, typer.Option(help="maximum epochs")] = train_default("epochs"),
+    lr: Annotated[Optional[float], typer.Option(help="learning rate", show_default="the scorer's")] = None,
+    batch_queries: Annotated[int, typer.Option(help="lists per batch")] = train_default("batch_queries"),
+    patience: Annotated[int, typer.Option(help="early-stopping patience in epochs")] = train_default("patience"),
+    list_size: Annotated[Optional[int], typer.Option(help="subsample K candidates per training list",
+                                                     show_default="whole lists")] = None,
+    max_train_queries: Annotated[Optional[int], typer.Option(help="train on the first N queries only",
+                                                             show_default="all")] = None,
     max_validation_queries: Annotated[Optional[int], typer.Option(
-        help="early-stop on the first N validation queries only")] = None,
-    set_: Annotated[Optional[list[str]], typer.Option("--set", help="scorer config key=value (repeatable)")] = None,
-    loss_param: Annotated[Optional[list[str]], typer.Option("--loss-param", help="loss parameter key=value")] = None,
+        help="early-stop on the first N validation queries only", show_default="all")] = None,
+    set_: Annotated[Optional[list[str]], typer.Option(
+        "--set", help="scorer config key=value (repeatable)", show_default="the scorer's config")] = None,
+    loss_param: Annotated[Optional[list[str]], typer.Option(
+        "--loss-param", help="loss parameter key=value", show_default="the loss's defaults")] = None,
     resume: Annotated[bool, typer.Option(help="continue an interrupted run in --out")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="print the result as JSON")] = False,
 ) -> None:
     """Train a scorer on a benchmark's train split (early-stopped on validation) into --out."""
     from gradebench.experiments.train import train as train_api
 
-    options: dict[str, Any] = {"seed": seed, "loss_params": parse_settings(loss_param, flag="--loss-param")}
-    for key, value in (("epochs", epochs), ("lr", lr), ("batch_queries", batch_queries), ("patience", patience),
-                       ("list_size", list_size), ("max_train_queries", max_train_queries),
+    options: dict[str, Any] = {"seed": seed, "epochs": epochs, "batch_queries": batch_queries, "patience": patience,
+                               "loss_params": parse_settings(loss_param, flag="--loss-param")}
+    for key, value in (("lr", lr), ("list_size", list_size), ("max_train_queries", max_train_queries),
                        ("max_validation_queries", max_validation_queries)):
         if value is not None:
             options[key] = value
@@ -116,9 +129,8 @@ def scorers(as_json: Annotated[bool, typer.Option("--json", help="print the resu
         emit(rows)
         return
     from rich.console import Console
-    from rich.table import Table
 
-    t = Table("scorer", "kind", "trains", "default loss", "summary")
+    t = table("scorer", "kind", "trains", "default\nloss", "summary")
     for r in rows:
         t.add_row(r["name"], r["kind"], "yes" if r["trainable"] else "no", r["default_loss"] or "", r["summary"])
     Console().print(t)
@@ -134,9 +146,8 @@ def losses(as_json: Annotated[bool, typer.Option("--json", help="print the resul
         emit(rows)
         return
     from rich.console import Console
-    from rich.table import Table
 
-    t = Table("loss", "kind", "summary")
+    t = table("loss", "kind", "summary")
     for r in rows:
         t.add_row(r["name"], r["kind"], r["summary"])
     Console().print(t)
@@ -144,7 +155,7 @@ def losses(as_json: Annotated[bool, typer.Option("--json", help="print the resul
 
 @app.command()
 def demo(
-    out: Annotated[Path, typer.Option(help="output root (benchmark, runs, results, plots)")] = Path("gradebench-out"),
+    out: Annotated[Path, typer.Option(help="output root (benchmark, runs, results, plots)")] = OUT_DIR,
     epochs: Annotated[int, typer.Option(help="maximum epochs of each trained scorer")] = 30,
     as_json: Annotated[bool, typer.Option("--json", help="print the result as JSON")] = False,
 ) -> None:
@@ -157,23 +168,16 @@ def demo(
     if as_json:
         emit(result.to_dict())
         return
-    import sys
-
     from rich.console import Console
 
     from gradebench.experiments.leaderboard import leaderboard as leaderboard_api
+    from gradebench.experiments.render import text
 
     console = Console()
     console.print(f"[bold]demo[/bold] benchmark at [cyan]{result.benchmark}[/cyan]")
     board = leaderboard_api(result.results_dir, benchmark="demo", split="test", sort_by="ndcg@5")
-    if sys.stdout.isatty():
-        from gradebench.experiments.render import rich_tables
-
-        for item in rich_tables(board):
-            console.print(item)
-    else:
-        sys.stdout.write(board.to_markdown())
-    console.print(f"runs in [cyan]{Path(result.results_dir).parent / 'runs'}[/cyan]; "
+    console.print(text(board, width=console.width), end="", markup=False, highlight=False)
+    console.print(f"runs in [cyan]{Path(result.results_dir).parent / RUNS_NAME}[/cyan]; "
                   f"records in [cyan]{result.results_dir}[/cyan] (query them: gradebench query \"SELECT * FROM results\" "
                   f"--results-dir {result.results_dir})")
     for p in result.plots:

@@ -19,12 +19,14 @@ def publish(
     private: Annotated[bool, typer.Option("--private", help="create the repo private")] = False,
     dry_run: Annotated[Optional[Path], typer.Option(
         "--dry-run", help="write exactly the folder that would be pushed into DIR; push nothing",
-        metavar="DIR")] = None,
+        metavar="DIR", show_default="off: push")] = None,
     allow_non_redistributable: Annotated[bool, typer.Option(
         "--allow-non-redistributable", help="publish benchmarks whose source license forbids republishing")] = False,
     license_: Annotated[Optional[list[str]], typer.Option(
-        "--license", help="Hub license id for the README (repeatable; default: from the recipes' licenses)")] = None,
-    pretty_name: Annotated[Optional[str], typer.Option(help="title of the dataset card")] = None,
+        "--license", help="Hub license id for the README (repeatable)",
+        show_default="from the recipes' licenses")] = None,
+    pretty_name: Annotated[Optional[str], typer.Option(help="title of the dataset card",
+                                                       show_default="gradebench <config>, ...")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="print the result as JSON")] = False,
 ) -> None:
     """Publish built benchmarks to the Hugging Face Hub as one dataset repo (one config per benchmark)."""

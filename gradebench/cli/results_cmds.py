@@ -8,11 +8,13 @@ from typing import Annotated, Optional
 
 import typer
 
-from gradebench.cli.app import app, emit
+from gradebench.cli.app import app, emit, table
 from gradebench.errors import InvalidArgumentError
+from gradebench.paths import COMMITTED_RESULTS_DIR, RESULTS_DIR, RUNS_DIR
 
-RESULTS_DIR = Path("leaderboard/results")
-_results_dir = typer.Option("--results-dir", help="root of the result records")
+LEADERBOARD_FORMATS = ("text", "md", "html", "json")
+_results_dir = typer.Option("--results-dir", help="root of the result records (the project's committed ones: "
+                            f"{COMMITTED_RESULTS_DIR})")
 
 
 def _tty() -> bool:
@@ -28,10 +30,13 @@ def _with_progress(enabled: bool, fn):
 @app.command("eval")
 def eval_cmd(
     benchmark: Annotated[Optional[Path], typer.Option(
-        help="a benchmark folder written by `gradebench build` (default with --run: the run's)")] = None,
-    scorer: Annotated[Optional[str], typer.Option(help="scorer name, evaluated untrained")] = None,
-    run: Annotated[Optional[Path], typer.Option("--run", help="a finished run folder of `gradebench train`")] = None,
-    set_: Annotated[Optional[list[str]], typer.Option("--set", help="scorer config key=value (with --scorer)")] = None,
+        help="a benchmark folder written by `gradebench build`", show_default="with --run: the run's")] = None,
+    scorer: Annotated[Optional[str], typer.Option(help="scorer name, evaluated untrained",
+                                                  show_default="none: give --scorer or --run")] = None,
+    run: Annotated[Optional[Path], typer.Option("--run", help="a finished run folder of `gradebench train`",
+                                                show_default="none: give --scorer or --run")] = None,
+    set_: Annotated[Optional[list[str]], typer.Option("--set", help="scorer config key=value (with --scorer)",
+                                                      show_default="the scorer's config")] = None,
     split: Annotated[str, typer.Option(help="split to score")] = "test",
     seed: Annotated[int, typer.Option(help="bootstrap seed (and the scorer's seed with --scorer)")] = 0,
     resamples: Annotated[int, typer.Option(help="bootstrap resamples per confidence interval")] = 1000,
@@ -74,15 +79,15 @@ def eval_cmd(
 
 def _print_record(record) -> None:
     from rich.console import Console
-    from rich.table import Table
 
     from gradebench.experiments.render import fmt_metric
 
     console = Console()
     loss = f" + {record.loss.name}" if record.loss.name else ""
     console.print(f"[bold]{record.scorer.name}{loss}[/bold] on {record.benchmark.name} ({record.split}, "
-                  f"{record.benchmark.n_queries} queries) -> [cyan]{record.path}[/cyan]")
-    t = Table("metric", "value [95% CI]", "excluded")
+                  f"{record.benchmark.n_queries} queries) -> record [cyan]{record.id[:12]}[/cyan] in "
+                  f"[cyan]{Path(record.path).parent}[/cyan]")  # the id prefix is enough for `plot --record`
+    t = table("metric", "value [95% CI]", "excluded")
     for name, m in record.metrics.items():
         t.add_row(name, fmt_metric(m.model_dump()), str(m.n_excluded))
     console.print(t)
@@ -100,42 +105,45 @@ def _json_format(fmt: str | None, as_json: bool) -> str | None:
 
 @app.command()
 def leaderboard(
-    benchmark: Annotated[Optional[str], typer.Option(help="only this benchmark (its name)")] = None,
+    benchmark: Annotated[Optional[str], typer.Option(help="only this benchmark (its name)",
+                                                     show_default="every benchmark")] = None,
     split: Annotated[str, typer.Option(help="split of the records")] = "test",
     sort_by: Annotated[str, typer.Option(help="metric to rank and test by")] = "ndcg@5",
     alpha: Annotated[float, typer.Option(help="family-wise error rate of the Holm-corrected tests")] = 0.05,
-    fmt: Annotated[Optional[str], typer.Option("--format", help="md | html | json (default: md)")] = None,
+    fmt: Annotated[Optional[str], typer.Option(
+        "--format", help="text (fits the terminal) | md (every column; LEADERBOARD.md) | html | json",
+        show_default="text")] = None,
+    wide: Annotated[bool, typer.Option("--wide", help="text with every metric column, lines unwrapped")] = False,
     results_dir: Annotated[Path, _results_dir] = RESULTS_DIR,
     as_json: Annotated[bool, typer.Option("--json", help="same as --format json")] = False,
 ) -> None:
     """Rank systems (scorer + loss + config, mean over seeds) with CIs and tests against the best."""
     from gradebench.experiments.leaderboard import leaderboard as leaderboard_api
 
-    fmt = _json_format(fmt, as_json)
-
-    if fmt is not None and fmt not in ("md", "html", "json"):
-        raise InvalidArgumentError(f"unknown --format {fmt!r}", hint="one of md, html, json")
+    fmt = _json_format(fmt, as_json) or "text"
+    if fmt not in LEADERBOARD_FORMATS:
+        raise InvalidArgumentError(f"unknown --format {fmt!r}", hint=f"one of {', '.join(LEADERBOARD_FORMATS)}")
+    if wide and fmt != "text":
+        raise InvalidArgumentError(f"--wide conflicts with --format {fmt}",
+                                   hint="--wide widens the text table; md, html and json hold every column already")
     board = leaderboard_api(results_dir, benchmark=benchmark, split=split, sort_by=sort_by, alpha=alpha)
     if fmt == "json":
         emit(board.to_dict())
     elif fmt == "html":
         sys.stdout.write(board.to_html())
-    elif fmt == "md" or not _tty():
+    elif fmt == "md":
         sys.stdout.write(board.to_markdown())
     else:
-        from rich.console import Console
+        from gradebench.cli.app import terminal_width
+        from gradebench.experiments.render import text
 
-        from gradebench.experiments.render import rich_tables
-
-        console = Console()
-        for item in rich_tables(board):
-            console.print(item)
+        sys.stdout.write(text(board, width=terminal_width(), wide=wide))
 
 
 @app.command()
 def query(
     sql: Annotated[str, typer.Argument(help="SQL over the views results, metrics, per_query, predictions, candidates")],
-    fmt: Annotated[Optional[str], typer.Option("--format", help="table | csv | json (default: table)")] = None,
+    fmt: Annotated[Optional[str], typer.Option("--format", help="table | csv | json", show_default="table")] = None,
     results_dir: Annotated[Path, _results_dir] = RESULTS_DIR,
     as_json: Annotated[bool, typer.Option("--json", help="same as --format json")] = False,
 ) -> None:
@@ -166,8 +174,10 @@ def query(
 @app.command()
 def plot(
     out: Annotated[Path, typer.Option(help="PNG file to write")],
-    record: Annotated[Optional[str], typer.Option(help="a record id (or unique prefix) or a record JSON path")] = None,
-    run: Annotated[Optional[Path], typer.Option("--run", help="a run folder: plot its training curves")] = None,
+    record: Annotated[Optional[str], typer.Option(help="a record id (or unique prefix) or a record JSON path",
+                                                  show_default="none: give --record or --run")] = None,
+    run: Annotated[Optional[Path], typer.Option("--run", help="a run folder: plot its training curves",
+                                                show_default="none: give --record or --run")] = None,
     results_dir: Annotated[Path, _results_dir] = RESULTS_DIR,
     as_json: Annotated[bool, typer.Option("--json", help="print {\"out\": PATH} as JSON")] = False,
 ) -> None:
@@ -189,7 +199,7 @@ def plot(
 def sweep(
     experiment: Annotated[Path, typer.Argument(help="experiment YAML (see recipes/experiments/demo.yaml)")],
     results_dir: Annotated[Path, _results_dir] = RESULTS_DIR,
-    runs_dir: Annotated[Path, typer.Option(help="root of the training run folders")] = Path("runs"),
+    runs_dir: Annotated[Path, typer.Option(help="root of the training run folders")] = RUNS_DIR,
     as_json: Annotated[bool, typer.Option("--json", help="print the result as JSON")] = False,
 ) -> None:
     """Run an experiment grid (train, then evaluate), skipping cells whose record exists."""
@@ -201,12 +211,11 @@ def sweep(
         emit(result.to_dict())
         return
     from rich.console import Console
-    from rich.table import Table
 
-    t = Table("benchmark", "scorer", "loss", "seed", "status", "ndcg@5", "record")
+    t = table("benchmark", "scorer", "loss", "seed", "status", "ndcg@5", "record")
     for c in result.cells:
         t.add_row(c.benchmark, c.scorer, c.loss or "", str(c.seed), c.status,
-                  "n/a" if c.value is None else f"{c.value:.4f}", c.record_id[:12])
+                  "n/a" if c.value is None else f"{c.value:.4f}", c.record_id[:8])
     console = Console()
     console.print(t)
     console.print(f"{result.evaluated} evaluated, {result.skipped} skipped in {result.seconds:.1f}s; "

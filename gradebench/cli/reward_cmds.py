@@ -8,8 +8,7 @@ from typing import Annotated, Optional
 import typer
 
 from gradebench.cli.app import app, emit
-
-RESULTS_DIR = Path("leaderboard/results")
+from gradebench.paths import RESULTS_DIR
 
 
 def _progress(enabled: bool, fn):
@@ -27,14 +26,16 @@ def export_reward_cmd(
     out: Annotated[Path, typer.Option(help="the reward folder to write (absent or empty)")],
     run: Annotated[Optional[Path], typer.Argument(help="a finished run folder (or pick one with --best)")] = None,
     best: Annotated[Optional[str], typer.Option(
-        help="pick the best run by this leaderboard metric (e.g. ndcg@5); needs --benchmark")] = None,
+        help="pick the best run by this leaderboard metric (e.g. ndcg@5); needs --benchmark",
+        show_default="none: export RUN")] = None,
     benchmark: Annotated[Optional[str], typer.Option(
-        help="with --best: the benchmark (name or folder) whose records rank the runs")] = None,
+        help="with --best: the benchmark (name or folder) whose records rank the runs", show_default="none")] = None,
     results_dir: Annotated[Path, typer.Option(help="root of the result records")] = RESULTS_DIR,
     split: Annotated[str, typer.Option(help="with --best: records of this split rank the runs")] = "test",
     calibration_split: Annotated[Optional[str], typer.Option(
-        help="split of the run's benchmark to calibrate on (default: validation)")] = None,
-    device: Annotated[Optional[str], typer.Option(help="device of a model-backed scorer (cpu, cuda...)")] = None,
+        help="split of the run's benchmark to calibrate on", show_default="validation")] = None,
+    device: Annotated[Optional[str], typer.Option(help="device of a model-backed scorer (cpu, cuda...)",
+                                                  show_default="the scorer's choice")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="print the result as JSON")] = False,
 ) -> None:
     """Export a trained run as a self-contained reward folder (model + gradebench-reward.json)."""
@@ -69,7 +70,8 @@ def reward_report_cmd(
     source: Annotated[Path, typer.Argument(help="a reward folder (export-reward) or a finished run folder")],
     benchmark: Annotated[Path, typer.Option(help="a benchmark folder written by `gradebench build`")],
     split: Annotated[str, typer.Option(help="split to score")] = "test",
-    device: Annotated[Optional[str], typer.Option(help="device of a model-backed scorer (cpu, cuda...)")] = None,
+    device: Annotated[Optional[str], typer.Option(help="device of a model-backed scorer (cpu, cuda...)",
+                                                  show_default="the scorer's choice")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="print the result as JSON")] = False,
 ) -> None:
     """How fit a trained scorer is as an RL reward (the core paper's Table 24, plus scale-free figures)."""

@@ -16,6 +16,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from gradebench.paths import OUT_DIR, PLOTS_NAME, RESULTS_NAME, RUNS_NAME
 from gradebench.scorers.base import ProgressFn
 
 #: (scorer, loss, config) trained by the demo, in this order
@@ -49,7 +50,7 @@ def _available(scorer: str) -> bool:
     return scorer != "lambdamart" or importlib.util.find_spec("lightgbm") is not None
 
 
-def run_demo(out: str | Path = "gradebench-out", *, epochs: int = 30, progress: ProgressFn | None = None) -> DemoResult:
+def run_demo(out: str | Path = OUT_DIR, *, epochs: int = 30, progress: ProgressFn | None = None) -> DemoResult:
     """Run the whole main job on the embedded demo benchmark under ``out``."""
     from gradebench.benchmark.lists import open_benchmark
     from gradebench.experiments.build import build
@@ -61,7 +62,7 @@ def run_demo(out: str | Path = "gradebench-out", *, epochs: int = 30, progress: 
     from gradebench.scorers import make_scorer
 
     out = Path(out)
-    results_dir, runs_dir, plots_dir = out / "results", out / "runs", out / "plots"
+    results_dir, runs_dir, plots_dir = out / RESULTS_NAME, out / RUNS_NAME, out / PLOTS_NAME
     trained = [t for t in TRAINED if _available(t[0])]
     total = 1 + len(BASELINES) + 2 * len(trained) + 2
     done = 0

@@ -30,11 +30,13 @@ from gradebench.experiments.record import (
     record_id,
     write_record,
 )
-from gradebench.metrics import evaluate
+from gradebench.paths import RESULTS_DIR
 from gradebench.scorers.base import ProgressFn, Scorer, check_scores
 from gradebench.stats._checks import check_n_resamples, check_seed
+from gradebench.training.evaluation import evaluate_lists
 
-DEFAULT_RESULTS_DIR = Path("leaderboard/results")
+#: where records go by default (``gradebench-out/results``, not the committed ``leaderboard/results``)
+DEFAULT_RESULTS_DIR = RESULTS_DIR
 
 
 def system_seed(scorer: Scorer, run: Any) -> int:
@@ -96,6 +98,10 @@ def evaluate_scorer(
                                    hint="make one with gradebench.scorers.make_scorer(name, config)")
     t_start = time.perf_counter()
     step = _stepper(progress, 4)
+    if not isinstance(benchmark, Benchmark):
+        from gradebench.experiments.build import check_benchmark_folder
+
+        check_benchmark_folder(benchmark)  # a recipe folder names its builds
     bench = open_benchmark(benchmark)
     if write:
         from gradebench.paths import check_writable_dir
@@ -122,7 +128,7 @@ def evaluate_scorer(
     tiers = S.tier_info(lists)
     specs = S.suite(tiers=tiers is not None)
     labels = lists.relevance
-    result = evaluate(scores, labels, specs, mask=lists.mask)
+    result = evaluate_lists(scores, lists, specs)
     separation = S.separation(lists, scores, labels)
     metrics_s = time.perf_counter() - t0
 

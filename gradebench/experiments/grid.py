@@ -30,6 +30,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from gradebench.errors import RecipeError
+from gradebench.paths import OUT_DIR
 from gradebench.recipes.loader import _dotted, _line_of
 
 #: training options the grid sets itself
@@ -85,7 +86,7 @@ class Experiment(_Strict):
     split: str = "test"
     n_resamples: int = Field(1000, ge=1)
     train: dict[str, Any] = Field(default_factory=dict)
-    build_dir: str = "gradebench-out"
+    build_dir: str = str(OUT_DIR)
 
     @field_validator("losses", mode="before")
     @classmethod

@@ -16,7 +16,7 @@ import numpy as np
 from gradebench.errors import GradebenchError, InvalidArgumentError
 from gradebench.experiments.record import EvalRecord
 from gradebench.experiments.store import find_record, read_predictions
-from gradebench.paths import publish, temp_beside
+from gradebench.paths import RESULTS_DIR, publish, temp_beside
 
 #: keys of a history entry that are never plotted (besides timings: ``*_s``, ``*time*``, ``*seconds*``)
 _SKIP = ("epoch", "step", "lr", "learning_rate")
@@ -65,7 +65,7 @@ def kde(values: np.ndarray, grid: np.ndarray) -> np.ndarray | None:
 
 
 def plot_run(record_or_id: str | Path | EvalRecord, out_png: str | Path, *,
-             results_dir: str | Path = "leaderboard/results") -> Path:
+             results_dir: str | Path = RESULTS_DIR) -> Path:
     """Overlapping per-tier histograms + KDE of a record's predicted scores (per grade without tiers).
 
     Args:

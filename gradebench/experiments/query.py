@@ -37,6 +37,7 @@ from typing import Any, Literal
 from gradebench.errors import GradebenchError, InvalidArgumentError, QueryError
 from gradebench.experiments.record import PER_QUERY_SUFFIX, PREDICTIONS_SUFFIX, RecordError
 from gradebench.experiments.store import record_files
+from gradebench.paths import RESULTS_DIR
 
 _PKG = Path(__file__).resolve().parents[1]
 VIEWS = ("results", "metrics", "per_query", "predictions", "candidates", "records", "benchmark_files")
@@ -135,7 +136,7 @@ def view_statements(results_dir: str | Path) -> str:
     return sql
 
 
-def connect(results_dir: str | Path = "leaderboard/results") -> Any:
+def connect(results_dir: str | Path = RESULTS_DIR) -> Any:
     """An in-memory DuckDB connection with the result views defined."""
     import duckdb
 
@@ -212,7 +213,7 @@ def _plain(v: Any) -> Any:
     return str(v)
 
 
-def run_query(sql: str, *, results_dir: str | Path = "leaderboard/results") -> QueryResult:
+def run_query(sql: str, *, results_dir: str | Path = RESULTS_DIR) -> QueryResult:
     """Run ``sql`` over the result views of ``results_dir``.
 
     Raises:
@@ -240,7 +241,7 @@ def run_query(sql: str, *, results_dir: str | Path = "leaderboard/results") -> Q
     return QueryResult(columns=columns, rows=rows)
 
 
-def query(sql: str, *, results_dir: str | Path = "leaderboard/results",
+def query(sql: str, *, results_dir: str | Path = RESULTS_DIR,
           fmt: Literal["table", "csv", "json"] = "table") -> str:
     """Run ``sql`` over the result views and render the answer as a text table, CSV or JSON."""
     if fmt not in FORMATS:

@@ -1,13 +1,19 @@
-"""Markdown, HTML and rich renderings of a :class:`~gradebench.experiments.leaderboard.Leaderboard`.
+"""Text, Markdown and HTML renderings of a :class:`~gradebench.experiments.leaderboard.Leaderboard`.
 
 Columns: rank, system, seeds, the sort metric and :data:`~gradebench.experiments.conventions.SHOWN`
 as ``value [ci_low, ci_high]``, and ``vs best``: ``best``, ``=`` (not significantly different
 from the best, Holm-corrected), ``<`` (significantly worse) or blank (not tested).
+
+:func:`text` is what ``gradebench leaderboard`` prints: it fits a terminal of ``width`` columns
+(rank, the sort metric, vs best, seeds, then the system, wrapped but never cut);
+``wide=True`` shows every column of the Markdown table on unwrapped lines.
 """
 
 from __future__ import annotations
 
 import html as _html
+import re
+import textwrap
 from typing import TYPE_CHECKING, Any
 
 from gradebench.experiments.conventions import PROBE, SHOWN
@@ -140,24 +146,87 @@ def html(lb: Leaderboard) -> str:
     return "\n".join(out) + "\n"
 
 
-def rich_tables(lb: Leaderboard) -> list[Any]:
-    """rich renderables (a title, a table and the validity line per benchmark)."""
-    from rich.table import Table
+# -- plain text: fits a terminal ----------------------------------------------------------------
+#: the narrowest a wrapped last column gets, however little room the fixed columns leave
+MIN_WRAP = 20
 
-    items: list[Any] = []
+
+def wrap_cell(text: str, width: int) -> list[str]:
+    """``text`` in lines of at most ``width`` characters, broken after spaces and commas, never cut.
+
+    Joining the lines gives ``text`` back but for the spaces at the breaks; a run longer than
+    ``width`` without a break is split where it must be.
+    """
+    width = max(1, width)
+    lines, line = [], ""
+    for piece in re.split(r"(?<=[ ,])", text):
+        if line and len((line + piece).rstrip(" ")) > width:
+            lines.append(line)
+            line = ""
+        line += piece
+        while len(line.rstrip(" ")) > width:  # one piece wider than the column
+            lines.append(line[:width])
+            line = line[width:]
+    if line or not lines:
+        lines.append(line)
+    return [x.rstrip(" ") for x in lines]
+
+
+def text_table(header: list[str], rows: list[list[str]], *, width: int | None = 80,
+               right: tuple[int, ...] = ()) -> list[str]:
+    """Lines of a plain table: columns padded to their widest cell (``right``: right-aligned), two
+    spaces apart; the last column wraps (:func:`wrap_cell`) so lines fit ``width`` (None: never)."""
+    fixed = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header) - 1)]
+    lead = sum(fixed) + 2 * len(fixed)
+    room = None if width is None else max(MIN_WRAP, width - lead)
+
+    def cells(row: list[str]) -> str:
+        return "  ".join(c.rjust(w) if i in right else c.ljust(w) for i, (c, w) in enumerate(zip(row, fixed)))
+
+    out = []
+    for row in [header, *rows]:
+        last = [row[-1]] if room is None else wrap_cell(row[-1], room)
+        out.append((cells(row[:-1]) + "  " + last[0]).rstrip())
+        out += [(" " * lead + more).rstrip() for more in last[1:]]
+    return out
+
+
+def _paragraph(text: str, width: int | None) -> list[str]:
+    return [text] if width is None else textwrap.wrap(text, width, break_on_hyphens=False) or [""]
+
+
+def _text_rows(lb: Leaderboard, board: Board, wide: bool) -> tuple[list[str], list[list[str]]]:
+    metrics = columns(lb) if wide else [lb.sort_by]
+    head = ["#", *metrics, "vs best", "seeds", "system"]
+    rows = [[str(row.rank), *(fmt_metric(row.metrics.get(m)) for m in metrics), mark(row), str(row.n_seeds),
+             row.system + (" (probe)" if row.probe else "")] for row in board.rows]
+    return head, rows
+
+
+def text(lb: Leaderboard, *, width: int | None = 80, wide: bool = False) -> str:
+    """The leaderboard as plain text lines of at most ``width`` characters.
+
+    Per benchmark: a title, then rank, the sort metric (``wide``: every shown metric), vs best, seeds
+    and the system label, which wraps onto indented lines (labels are never cut); then the validity
+    line. ``wide=True`` or ``width=None``: nothing is wrapped.
+    """
+    width = None if wide else width
+    out: list[str] = []
     for board in lb.boards:
-        t = Table(*header(lb), title=title(board))
-        for row in board.rows:
-            style = "bold green" if row.is_best else ("green" if row.tied_with_best else None)
-            t.add_row(*cells(lb, row), style=style)
-        items.append(t)
+        head, rows = _text_rows(lb, board, wide)
+        out += [title(board), *text_table(head, rows, width=width, right=(0, len(head) - 2)), ""]
         line = validity_line(board)
         if line:
-            items.append(line)
+            out += [*_paragraph(line, width), ""]
     if lb.policies:
-        t = Table(*POLICY_HEADER, title="Policies (means over the last logged steps)")
-        for p in lb.policies:
-            t.add_row(*policy_cells(p))
-        items.append(t)
-    items.append(footer(lb) if lb.boards else f"No result records for split {lb.split}.")
-    return items
+        out += ["Policies (means over the last logged steps)"]
+        if wide:
+            out += text_table(POLICY_HEADER, [policy_cells(p) for p in lb.policies], width=None)
+        else:
+            cells_ = [policy_cells(p) for p in lb.policies]
+            head = ["method", "seed", "steps", "reward mean", "KL", "above reference", "policy, reward / loss"]
+            rows = [[c[0], c[4], c[5], c[6], c[8], c[9], f"{c[2]}, {c[3]} on {c[1]}"] for c in cells_]
+            out += text_table(head, rows, width=width, right=(1, 2, 3, 4, 5))
+        out.append("")
+    out += _paragraph(footer(lb) if lb.boards else f"No result records for split {lb.split}.", width)
+    return "\n".join(out) + "\n"

@@ -52,15 +52,18 @@ CI_METHOD = "percentile"
 CORPUS_METHOD = "query bootstrap: corpus value recomputed per resample from per-query sufficient statistics"
 
 
+#: a record's metrics, in record order (versioned by ``SUITE_VERSION``)
+RECORD_METRICS: tuple[MetricSpec, ...] = (
+    NDCG(k=3), NDCG(k=5), NDCG(k=10), MAP(), MRR(), KendallTau(), Spearman(), PairwiseAgreement(),
+    Top1Accuracy(), QuerySeparationRatio(), SeparationRatio(),
+)
+#: added to :data:`RECORD_METRICS` when the benchmark has a tier column
+TIER_METRICS: tuple[MetricSpec, ...] = (TierEta2(),)
+
+
 def suite(*, tiers: bool) -> list[MetricSpec]:
     """The metric specs of a record (``tier_eta2`` only when the benchmark has tiers)."""
-    specs: list[MetricSpec] = [
-        NDCG(k=3), NDCG(k=5), NDCG(k=10), MAP(), MRR(), KendallTau(), Spearman(), PairwiseAgreement(),
-        Top1Accuracy(), QuerySeparationRatio(), SeparationRatio(),
-    ]
-    if tiers:
-        specs.append(TierEta2())
-    return specs
+    return [*RECORD_METRICS, *(TIER_METRICS if tiers else ())]
 
 
 def suite_names(*, tiers: bool = True) -> list[str]:
@@ -110,6 +113,13 @@ def eta2_statistic(tot: np.ndarray) -> np.ndarray:
         ss_total = tot[:, 1] - grand
         between = np.where(count > 0, sums**2 / np.where(count > 0, count, 1.0), 0.0).sum(axis=1) - grand
         return np.where(ss_total > 0, np.minimum(1.0, between / ss_total), np.nan)
+
+
+#: corpus metric -> (its per-query sufficient statistics, its value from their sum over a resample)
+CORPUS_BOOTSTRAP: dict[MetricSpec, tuple[Callable[..., np.ndarray], Callable[[np.ndarray], np.ndarray]]] = {
+    SeparationRatio(): (separation_rows, separation_statistic),
+    TierEta2(): (eta2_rows, eta2_statistic),
+}
 
 
 def corpus_cis(parts: dict[str, tuple[np.ndarray, Callable[[np.ndarray], np.ndarray]]], *, n_resamples: int,
@@ -175,12 +185,12 @@ def metric_values(result: Any, scores: np.ndarray, labels: np.ndarray, mask: np.
             out[spec.name] = {"level": "query", "value": json_float(result.means[spec.name]), "ci_low": low,
                               "ci_high": high, "n": int((~np.isnan(values)).sum()),
                               "n_excluded": int(result.n_excluded[spec.name])}
-        elif spec.family == "separation_ratio":
-            parts[spec.name] = (separation_rows(s, y, m), separation_statistic)
-        elif spec.family == "tier_eta2":
-            parts[spec.name] = (eta2_rows(s, y, m), eta2_statistic)
-        else:  # pragma: no cover - the suite has no other corpus metric
-            raise InvalidArgumentError(f"no query bootstrap for corpus metric {spec.name!r}")
+        elif spec in CORPUS_BOOTSTRAP:
+            rows, statistic = CORPUS_BOOTSTRAP[spec]
+            parts[spec.name] = (rows(s, y, m), statistic)
+        else:
+            raise InvalidArgumentError(f"no query bootstrap for corpus metric {spec.name!r}",
+                                       hint=f"corpus metrics with one: {', '.join(c.name for c in CORPUS_BOOTSTRAP)}")
     defined = {k: v for k, v in parts.items() if json_float(result.corpus[k]) is not None}
     cis = corpus_cis(defined, n_resamples=n_resamples, seed=seed)
     for name in parts:

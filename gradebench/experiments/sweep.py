@@ -26,9 +26,10 @@ from gradebench.experiments.evaluate import DEFAULT_RESULTS_DIR, evaluate_scorer
 from gradebench.experiments.grid import Experiment, LossEntry, load_experiment
 from gradebench.experiments.record import RECORD_SUFFIX, RecordError, read_record, record_dir
 from gradebench.experiments.runs import RUN_CONFIG, RUN_JSON
+from gradebench.paths import RUNS_DIR
 from gradebench.scorers.base import ProgressFn
 
-DEFAULT_RUNS_DIR = Path("runs")
+DEFAULT_RUNS_DIR = RUNS_DIR
 
 
 @dataclass(frozen=True)

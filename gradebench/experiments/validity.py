@@ -27,6 +27,10 @@ from typing import Any
 
 import numpy as np
 
+from gradebench.metrics import NDCG, MetricSpec, PairwiseAgreement
+
+#: what each figure reports (its keys: ``pairwise_agreement``, ``ndcg@5``)
+VALIDITY_METRICS: tuple[MetricSpec, ...] = (PairwiseAgreement(), NDCG(k=5))
 #: a learned query-blind probe above this pairwise agreement makes `build` warn
 WARN_QUERY_BLIND = 0.6
 MAX_TRAIN = 2000
@@ -39,11 +43,11 @@ def _round(x: float) -> float:
 
 
 def _figures(scores: np.ndarray, lists) -> dict[str, float]:
-    from gradebench.metrics import NDCG, PairwiseAgreement, evaluate
+    """Each of :data:`VALIDITY_METRICS` of ``scores`` on ``lists``, rounded to 4 digits."""
+    from gradebench.training.evaluation import evaluate_lists
 
-    res = evaluate(scores, lists.relevance.astype(np.float64), [PairwiseAgreement(), NDCG(k=5)], mask=lists.mask)
-    pa, ndcg = res.means.values()
-    return {"pairwise_agreement": _round(pa), "ndcg@5": _round(ndcg)}
+    result = evaluate_lists(scores, lists, VALIDITY_METRICS)
+    return {name: _round(v) for name, v in result.values(VALIDITY_METRICS).items()}
 
 
 def _split_lists(table, benchmark: str, fingerprint: str) -> tuple[Any, Any, bool]:

@@ -4,7 +4,8 @@ Three layers:
 
 * specs: typed frozen dataclasses, e.g. ``NDCG(k=5, gain="linear", ties="trec")``, whose
   canonical ``name`` (``ndcg@5[gain=linear,ties=trec]``) round-trips through
-  :func:`parse_metric` (for CLI strings only); all registered in :data:`METRICS`;
+  :func:`parse_metric` (for CLI strings only; :func:`as_metric` takes either); all registered
+  in :data:`METRICS`;
 * :func:`evaluate`: many specs at once -> :class:`EvalResult` (per-query arrays, means,
   excluded counts, corpus-level values);
 * plain functions (:func:`ndcg`, :func:`average_precision`, ...), one per metric.
@@ -51,7 +52,7 @@ from gradebench.metrics.functional import (
     tier_eta2,
     top1_accuracy,
 )
-from gradebench.metrics.parse import parse_metric
+from gradebench.metrics.parse import as_metric, parse_metric
 from gradebench.metrics.separation import QuerySeparationRatio, SeparationRatio, TierEta2
 from gradebench.metrics.spec import METRICS, MetricSpec
 
@@ -61,6 +62,7 @@ __all__ = [
     "EvalResult",
     "evaluate",
     "parse_metric",
+    "as_metric",
     # specs
     "DCG",
     "NDCG",

@@ -44,6 +44,24 @@ class EvalResult:
         """One number per metric: the mean for per-query metrics, else the corpus value."""
         return {**self.means, **self.corpus}
 
+    def value(self, metric: MetricSpec) -> float:
+        """The one number of ``metric``: its mean over the non-excluded queries, or its corpus value.
+
+        Raises:
+            InvalidArgumentError: ``metric`` is not a spec, or was not among the evaluated specs.
+        """
+        name = _check_specs(metric)[0].name
+        if name in self.means:
+            return self.means[name]
+        if name in self.corpus:
+            return self.corpus[name]
+        raise InvalidArgumentError(f"metric {name!r} was not evaluated",
+                                   hint=f"evaluated: {', '.join(self.summary()) or '(none)'}")
+
+    def values(self, metrics: Iterable[MetricSpec]) -> dict[str, float]:
+        """``{canonical name: value(metric)}`` in the order of ``metrics``."""
+        return {m.name: self.value(m) for m in metrics}
+
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready record (no per-query arrays)."""
         return {

@@ -67,6 +67,22 @@ def parse_metric(text: str) -> MetricSpec:
     return cls(**kwargs)
 
 
+def as_metric(metric: MetricSpec | str) -> MetricSpec:
+    """``metric`` as a spec: a spec is returned as it is, a name is parsed (once, at the boundary).
+
+    Library code holds specs; this is where a name from a config file or the command line
+    (``TrainOptions.eval_metric``, ``--sort-by``) turns into one.
+
+    Raises:
+        UnknownNameError / InvalidArgumentError: as :func:`parse_metric`.
+
+    Example:
+        >>> as_metric("NDCG@5") == as_metric(NDCG(k=5)) == NDCG(k=5)  # doctest: +SKIP
+        True
+    """
+    return metric if isinstance(metric, MetricSpec) else parse_metric(metric)
+
+
 def _parse_k(value: str, text: str) -> int:
     if not value.isdigit():
         raise InvalidArgumentError(

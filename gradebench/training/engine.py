@@ -44,6 +44,7 @@ import transformers
 
 from gradebench.benchmark.lists import Lists
 from gradebench.errors import InvalidArgumentError, RunError
+from gradebench.metrics import as_metric
 from gradebench.training.listeval import (
     HISTORY_FILE,
     EpochLogCallback,
@@ -289,7 +290,7 @@ def _fit(module: torch.nn.Module, train: Lists, validation: Lists | None, option
         trainer.gb_validation = validation
         trainer.gb_score_fn = score_fn
         trainer.gb_history = []
-        trainer.gb_eval_metric = options.eval_metric
+        trainer.gb_eval_metric = as_metric(options.eval_metric)  # parsed once, not every epoch
         trainer.train(resume_from_checkpoint=True if resume else None)
     module.eval()
     history = read_history(out / HISTORY_FILE) if args.should_save else []

@@ -51,7 +51,8 @@ import transformers
 
 from gradebench.benchmark.lists import Lists
 from gradebench.errors import InvalidArgumentError
-from gradebench.training.evaluation import canonical_metric, json_ready, list_metrics
+from gradebench.metrics import MetricSpec
+from gradebench.training.evaluation import DEFAULT_EVAL_METRIC, json_ready, list_metrics, metric_key
 from gradebench.training.options import ProgressFn, TrainOptions
 
 #: per-epoch records, one JSON object a line, appended as each epoch's checkpoint is saved
@@ -70,13 +71,14 @@ class ListEvalMixin:
         gb_score_fn: ``lists -> [n_queries, list_size]`` scores with the current model; it must
             put the model in eval mode and back (the mixin also restores ``model.training``).
         gb_history: every evaluation's metrics (with ``epoch`` and ``step``) is appended here.
-        gb_eval_metric: the selection metric, always computed (default ``ndcg@5``).
+        gb_eval_metric: the selection metric (a spec, or a name parsed once per pass), always
+            computed (default ``NDCG(k=5)``).
     """
 
     gb_validation: Lists | None = None
     gb_score_fn: Callable[[Lists], np.ndarray] | None = None
     gb_history: list[dict[str, Any]] | None = None
-    gb_eval_metric: str = "ndcg@5"
+    gb_eval_metric: MetricSpec | str = DEFAULT_EVAL_METRIC
 
     def evaluate(
         self,
@@ -168,7 +170,7 @@ def training_arguments(
         UnknownNameError / InvalidArgumentError: unknown ``eval_metric`` or arguments
             ``TrainingArguments`` refuses.
     """
-    metric = canonical_metric(options.eval_metric)
+    selection = metric_key(options.eval_metric)
     accel = accelerator_available()
     kwargs: dict[str, Any] = dict(
         output_dir=str(output_dir),
@@ -176,7 +178,7 @@ def training_arguments(
         save_strategy="epoch",
         logging_strategy="epoch",
         load_best_model_at_end=has_validation,
-        metric_for_best_model=f"eval_{metric}" if has_validation else None,
+        metric_for_best_model=selection if has_validation else None,
         greater_is_better=True,
         save_total_limit=2,
         save_only_model=False,

@@ -133,3 +133,46 @@ def test_map_option_names_nli_table_columns(tmp_path, capsys):
     assert "is not ROLE=COLUMN" in capsys.readouterr().err
     assert main([*args, "--map", "premis=sentence1"]) == 2
     assert "premis" in capsys.readouterr().err
+
+
+@pytest.fixture()
+def two_builds(tmp_path):
+    """A recipe folder with two builds (the same build twice, the second under another fingerprint name)."""
+    import shutil
+    from pathlib import Path
+
+    first = Path(build("demo", out=tmp_path / "out", progress=False, validity=False).path)
+    shutil.copytree(first, first.parent / "0123456789ab")
+    (first.parent / "fedcba987654").mkdir()  # an interrupted build: no manifest, not listed
+    return first.parent, sorted(["0123456789ab", first.name])
+
+
+@pytest.mark.parametrize("command", [["info"], ["validate"], ["eval", "--scorer", "bm25", "--benchmark"]])
+def test_a_recipe_folder_lists_its_builds(two_builds, capsys, command):
+    folder, names = two_builds
+    code, out, err = run(capsys, *command, str(folder))
+    assert code == 2 and out == "" and err.count("\n") == 1
+    assert f"it holds 2 builds: {names[0]}, {names[1]}; pass one of them" in err, err
+    assert f"(hint: e.g. {folder / names[0]})" in err and "interrupted" not in err
+    code, _, err = run(capsys, *command, str(folder.parent))  # the output root
+    assert code == 2 and f"holds 2 builds: demo/{names[0]}, demo/{names[1]}" in err, err
+
+
+def test_a_single_build_or_a_truly_incomplete_folder_keeps_its_message(two_builds, capsys):
+    folder, names = two_builds
+    code, out, _ = run(capsys, "info", str(folder / names[1]))
+    assert code == 0 and "demo v1" in out
+    code, _, err = run(capsys, "info", str(folder / "fedcba987654"))
+    assert code == 2 and "no manifest.json" in err
+
+
+def test_the_python_api_takes_resplit_as_the_command_line_writes_it(tmp_path):
+    a = build("demo", out=tmp_path, resplit="50/25/25", progress=False, validity=False)
+    b = build("demo", out=tmp_path / "b", resplit=(50, 25, 25), progress=False, validity=False)
+    c = build("demo", out=tmp_path / "c", resplit=[50, 25, 25], progress=False, validity=False)
+    assert a.fingerprint == b.fingerprint == c.fingerprint and a.splits == b.splits
+    for bad in ("80/10", "a/b/c", "80/10/10/0", (50, 50, 50)):
+        with pytest.raises(InvalidArgumentError) as e:
+            build("demo", out=tmp_path / "bad", resplit=bad)
+        assert "a tuple such as (80, 10, 10)" in str(e.value) and "--resplit" not in str(e.value)
+    assert not (tmp_path / "bad").exists()

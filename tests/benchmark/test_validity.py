@@ -115,3 +115,23 @@ def test_real_esnli_warns_and_esnli_human_is_harder(tmp_path, capsys):
     human = build("esnli-human", source=source, resplit=(80, 10, 10), out=tmp_path, progress=False).validity
     assert human["query_blind"]["pairwise_agreement"] < 0.7
     assert human["bm25"]["pairwise_agreement"] > human["query_blind"]["pairwise_agreement"]
+
+
+def test_figures_are_the_validity_specs_through_the_one_evaluation_path(demo_lists_for_validity):
+    from gradebench.metrics import NDCG, PairwiseAgreement
+    from gradebench.training.evaluation import evaluate_lists
+
+    lists = demo_lists_for_validity
+    assert validity.VALIDITY_METRICS == (PairwiseAgreement(), NDCG(k=5))
+    scores = -lists.relevance + 0.1 * lists.score  # a wrong ranking with a little signal
+    figures = validity._figures(scores, lists)
+    result = evaluate_lists(scores, lists, validity.VALIDITY_METRICS)
+    assert list(figures) == ["pairwise_agreement", "ndcg@5"]  # the manifest keys of every shipped build
+    assert figures == {k: round(v, 4) for k, v in result.values(validity.VALIDITY_METRICS).items()}
+
+
+@pytest.fixture()
+def demo_lists_for_validity(tmp_path):
+    from gradebench.benchmark.lists import open_benchmark
+
+    return open_benchmark(build("demo", out=tmp_path, progress=False, validity=False).path).lists("test")

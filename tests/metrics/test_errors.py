@@ -176,3 +176,13 @@ def test_undefined_values_are_only_nan_where_documented():
     y = rng.integers(0, 2, size=(100, 4)).astype(float)
     r = evaluate(s, y, [NDCG(), MAP()])
     assert all(v == 0 for v in r.n_excluded.values())
+
+
+def test_result_value_takes_specs_in_order_and_names_what_was_evaluated():
+    res = evaluate(S, Y, [Precision(k=1), NDCG(k=2)])
+    assert res.value(NDCG(k=2)) == res.means["ndcg@2"]
+    assert list(res.values([NDCG(k=2), Precision(k=1)])) == ["ndcg@2", "precision@1"]
+    with pytest.raises(InvalidArgumentError, match="'ndcg@3' was not evaluated.*evaluated: precision@1, ndcg@2"):
+        res.value(NDCG(k=3))
+    with pytest.raises(InvalidArgumentError, match="parse_metric"):
+        res.value("ndcg@2")  # type: ignore[arg-type]

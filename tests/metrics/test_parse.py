@@ -141,3 +141,16 @@ def test_public_names_and_facade():
     assert gm.Spearman is gm.SpearmanRho  # the short name other modules use
     assert all(hasattr(gm, name) for name in gm.__all__)
     assert gradebench.evaluate is gm.evaluate and gradebench.parse_metric is gm.parse_metric
+
+
+def test_as_metric_keeps_specs_and_parses_names_once():
+    from gradebench.metrics import as_metric
+
+    spec = NDCG(k=5, gain="linear")
+    assert as_metric(spec) is spec
+    assert as_metric("NDCG@5[gain=linear]") == spec
+    assert as_metric("kendall") == KendallTau()
+    with pytest.raises(UnknownNameError, match="did you mean 'ndcg'"):
+        as_metric("ndgc@5")
+    with pytest.raises(InvalidArgumentError):
+        as_metric(5)  # type: ignore[arg-type]

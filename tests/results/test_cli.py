@@ -10,6 +10,7 @@ from gradebench.cli import main
 from gradebench.experiments.leaderboard import leaderboard
 from gradebench.experiments.query import run_query
 from gradebench.experiments.record import read_record
+from gradebench.experiments.render import text
 from gradebench.experiments.sweep import sweep
 
 VOLATILE = ("created_at", "timings", "environment")
@@ -86,12 +87,20 @@ def store(demo_bench, tmp_path, capsys):
     return res
 
 
-def test_leaderboard_json_equals_api(store, capsys):
+def test_leaderboard_json_equals_api(store, capsys, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "80")
     code, out, err = run(capsys, "leaderboard", "--split", "train", "--format", "json", "--results-dir", store)
     assert code == 0, err
     assert json.loads(out) == leaderboard(store, split="train").to_dict()
-    code, out, _ = run(capsys, "leaderboard", "--split", "train", "--results-dir", store, "--sort-by", "kendall")
+    code, out, _ = run(capsys, "leaderboard", "--split", "train", "--results-dir", store, "--sort-by", "kendall",
+                       "--format", "md")
     assert code == 0 and out == leaderboard(store, split="train", sort_by="kendall").to_markdown()
+    code, out, _ = run(capsys, "leaderboard", "--split", "train", "--results-dir", store, "--sort-by", "kendall")
+    assert code == 0 and out == text(leaderboard(store, split="train", sort_by="kendall"), width=80)  # the default
+    code, out, _ = run(capsys, "leaderboard", "--split", "train", "--results-dir", store, "--wide")
+    assert code == 0 and out == text(leaderboard(store, split="train"), wide=True)
+    code, _, err = run(capsys, "leaderboard", "--results-dir", store, "--wide", "--format", "md")
+    assert code == 2 and "--wide conflicts with --format md" in err
     code, out, _ = run(capsys, "leaderboard", "--split", "train", "--results-dir", store, "--format", "html")
     assert code == 0 and out == leaderboard(store, split="train").to_html()
     code, _, err = run(capsys, "leaderboard", "--results-dir", store, "--format", "pdf")
@@ -132,3 +141,19 @@ def test_sweep_json_equals_api(demo_bench, tmp_path, capsys):
     again = json.loads(out)
     assert (again["evaluated"], again["skipped"]) == (0, 2)
     assert {k: v for k, v in again.items() if k != "seconds"} == {k: v for k, v in api.items() if k != "seconds"}
+
+
+def test_a_first_eval_lands_under_gradebench_out_and_the_readers_find_it(demo_bench, tmp_path, capsys, monkeypatch):
+    """No --results-dir anywhere: eval writes gradebench-out/results, leaderboard and query read it,
+    and nothing is written to a leaderboard/results beside it (the project's committed records)."""
+    monkeypatch.chdir(tmp_path)
+    code, out, err = run(capsys, "eval", "--benchmark", demo_bench, "--scorer", "length", "--resamples", 20, "--json")
+    assert code == 0, err
+    rid = json.loads(out)["id"]
+    assert (tmp_path / "gradebench-out" / "results" / "demo" / f"{rid}.json").is_file()
+    assert not (tmp_path / "leaderboard").exists()
+    code, out, err = run(capsys, "leaderboard", "--format", "json")
+    assert code == 0, err
+    assert [r["system"] for b in json.loads(out)["boards"] for r in b["rows"]] == ["length"]
+    code, out, err = run(capsys, "query", "select id from results", "--format", "json")
+    assert code == 0 and json.loads(out)["rows"] == [{"id": rid}], err

@@ -159,3 +159,30 @@ def test_bad_inputs(demo_bench, tmp_path):
     with pytest.raises(InvalidArgumentError, match="seed"):
         evaluate_scorer(demo_bench, Oracle(), seed=-1, results_dir=tmp_path)
     assert not (tmp_path / "demo").exists() or not list((tmp_path / "demo").iterdir())
+
+
+def test_record_suite_is_typed_specs_and_its_numbers_come_from_the_one_evaluation_path(demo_bench):
+    from gradebench.experiments.record import json_float
+    from gradebench.metrics import MetricSpec
+    from gradebench.training.evaluation import evaluate_lists
+
+    assert all(isinstance(m, MetricSpec) for m in S.RECORD_METRICS)
+    assert S.suite(tiers=False) == list(S.RECORD_METRICS) and S.suite(tiers=True) == [*S.RECORD_METRICS, TierEta2()]
+    assert S.suite_names(tiers=True) == [  # the suite every committed record holds (SUITE_VERSION)
+        "ndcg@3", "ndcg@5", "ndcg@10", "map", "mrr", "kendall", "spearman", "pairwise_agreement", "top1_accuracy",
+        "query_separation_ratio", "separation_ratio", "tier_eta2"]
+    lists = open_benchmark(demo_bench).lists("train")
+    rec = evaluate_scorer(demo_bench, Noisy(seed=3), split="train", n_resamples=50, write=False)
+    result = evaluate_lists(Noisy(seed=3).score(lists), lists, S.suite(tiers=True))
+    assert {k: m.value for k, m in rec.metrics.items()} == {k: json_float(v) for k, v in result.summary().items()}
+
+
+def test_a_corpus_metric_without_a_query_bootstrap_is_a_typed_error(demo_bench):
+    from gradebench.training.evaluation import evaluate_lists
+
+    lists = open_benchmark(demo_bench).lists("train")
+    scores = Noisy(seed=3).score(lists)
+    specs = [TierEta2(center="query")]  # list-centred eta2: no sufficient statistics for it
+    result = evaluate_lists(scores, lists, specs)
+    with pytest.raises(InvalidArgumentError, match=r"no query bootstrap for corpus metric 'tier_eta2\[center=query\]'"):
+        S.metric_values(result, scores, lists.relevance, lists.mask, specs=specs, n_resamples=10, seed=0)

@@ -122,16 +122,14 @@ def test_training_options_and_transfer_make_distinct_systems(demo_bench, tmp_pat
                       "test-noisy + listnet {epochs=3} (trained on esnli)"]
 
 
-def test_rich_rendering(store):
-    import io
+def test_text_rendering(store):
+    """What `gradebench leaderboard` prints (the rich tables it printed before are gone: they did not fit
+    80 columns)."""
+    from gradebench.experiments.render import text
 
-    from rich.console import Console
-
-    from gradebench.experiments.render import rich_tables
-
-    buf = io.StringIO()
-    console = Console(file=buf, width=250, force_terminal=False)
-    for item in rich_tables(leaderboard(store, split="train")):
-        console.print(item)
-    text = buf.getvalue()
-    assert "test-oracle" in text and "query-blind probe" in text and "Holm" in text
+    board = leaderboard(store, split="train")
+    for width in (250, 80, None):
+        out = text(board, width=width)
+        assert "test-oracle" in out and "query-blind probe" in out and "Holm" in out
+    wide = text(board, wide=True)
+    assert all(m in wide.splitlines()[1] for m in ("ndcg@5", "kendall", "separation_ratio", "vs best", "system"))

@@ -9,8 +9,16 @@ import numpy as np
 import pytest
 
 from gradebench.errors import UnknownNameError
+from gradebench.metrics import MAP, NDCG, MetricSpec, evaluate
 from gradebench.scorers import TrainOptions
-from gradebench.training.evaluation import VALIDATION_METRICS, json_ready, list_metrics, metric_key
+from gradebench.training.evaluation import (
+    VALIDATION_METRICS,
+    evaluate_lists,
+    json_ready,
+    list_metrics,
+    metric_key,
+    validation_metrics,
+)
 from gradebench.training.listeval import (
     EpochLogCallback,
     ListEvalMixin,
@@ -74,7 +82,9 @@ def test_unknown_eval_metric(tmp_path):
 def test_list_metrics_perfect_and_reversed(demo_lists):
     lists = demo_lists["validation"]
     perfect = list_metrics(lists.relevance, lists)
-    assert list(perfect) == list(VALIDATION_METRICS)
+    assert list(perfect) == [m.name for m in VALIDATION_METRICS]
+    assert list(perfect) == ["ndcg@3", "ndcg@5", "map", "mrr", "kendall", "spearman", "pairwise_agreement",
+                             "separation_ratio"]  # the keys of every committed history.jsonl
     for name in ("ndcg@3", "ndcg@5", "map", "mrr", "kendall", "spearman", "pairwise_agreement"):
         assert perfect[name] == pytest.approx(1.0)
     assert perfect["separation_ratio"] == pytest.approx(1.0)
@@ -87,6 +97,28 @@ def test_list_metrics_perfect_and_reversed(demo_lists):
 def test_metric_key_is_canonical():
     assert metric_key("NDCG@5") == "eval_ndcg@5"
     assert metric_key("map") == "eval_map"
+    assert metric_key(NDCG(k=5)) == "eval_ndcg@5" and metric_key(MAP(threshold=2), prefix="val") == "val_map[threshold=2]"
+
+
+def test_validation_metrics_are_specs_and_the_eval_metric_is_added_once():
+    assert all(isinstance(m, MetricSpec) for m in VALIDATION_METRICS)
+    assert validation_metrics() == VALIDATION_METRICS == validation_metrics("NDCG@5")
+    assert validation_metrics(NDCG(k=2)) == (*VALIDATION_METRICS, NDCG(k=2)) == validation_metrics("ndcg@2")
+    with pytest.raises(UnknownNameError):
+        validation_metrics("ndgc@5")
+
+
+def test_list_metrics_is_evaluate_on_the_lists(demo_lists):
+    """The trainer's numbers are gradebench.metrics.evaluate's, with the lists' relevance and mask."""
+    lists = demo_lists["validation"]
+    scores = np.random.default_rng(0).standard_normal(lists.relevance.shape)
+    direct = evaluate(scores, lists.relevance, list(VALIDATION_METRICS), mask=lists.mask)
+    assert list_metrics(scores, lists) == direct.summary()
+    assert list_metrics(scores, lists, eval_metric=NDCG(k=5)) == list_metrics(scores, lists, eval_metric="ndcg@5")
+    result = evaluate_lists(scores, lists, VALIDATION_METRICS)
+    assert result.values(VALIDATION_METRICS) == direct.summary()
+    for name, values in direct.per_query.items():
+        np.testing.assert_array_equal(result.per_query[name], values)
 
 
 def test_json_ready_replaces_nan():
