@@ -36,7 +36,7 @@ from gradebench.recipes.models import Recipe, check_resplit
 
 #: queries per work unit; fixed so that row groups (and bytes) never depend on worker count
 BATCH_QUERIES = 8192
-DEFAULT_OUT = "gradebench-out"
+DEFAULT_OUT = str(OUT_DIR)
 
 
 @dataclass

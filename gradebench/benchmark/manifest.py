@@ -78,10 +78,16 @@ def _is_int(x: Any) -> bool:
 
 
 def read_manifest(folder: str | Path) -> dict[str, Any]:
-    """The checked manifest of a complete benchmark folder."""
+    """The checked manifest of a complete benchmark folder.
+
+    A recipe folder or an output root (no manifest, builds inside) is answered with the builds
+    it holds (:func:`refuse_builds_inside`), so every command that reads a benchmark says which
+    folder to pass rather than suggesting an interrupted build.
+    """
     p = Path(folder)
     m = p / MANIFEST
     if not m.is_file():
+        refuse_builds_inside(p)
         raise BenchmarkError(
             "not a complete benchmark folder (no manifest.json)", path=p,
             hint="an interrupted build leaves no manifest; run `gradebench build` again",
@@ -169,3 +175,40 @@ def cached_problem(folder: Path) -> str | None:
     except BenchmarkError as e:
         return e.message
     return data_problem(folder, m, once=False)
+
+
+#: builds named in full in the message of :func:`refuse_builds_inside` (the rest are counted)
+LISTED_BUILDS = 5
+
+
+def refuse_builds_inside(p: Path) -> None:
+    """Nothing, unless ``p`` holds builds instead of being one: then a :class:`BenchmarkError` listing them.
+
+    ``gradebench build`` writes ``<out>/<recipe>/<fingerprint[:12]>/``. The recipe folder above a
+    build (``gradebench-out/esnli-human``) and the output root (``gradebench-out``) have no manifest
+    of their own; given one of them, this names the builds inside (complete ones, with a manifest)
+    so the message says which folder to pass, instead of suggesting an interrupted build. Anything
+    else (a build, a missing or truly incomplete folder) is left to the benchmark reader.
+
+    Raises:
+        BenchmarkError: ``path`` is a recipe folder or an output root holding builds.
+    """
+    if not p.is_dir() or (p / MANIFEST).exists():
+        return
+
+    def builds(folder: Path) -> list[Path]:
+        return sorted(d for d in folder.iterdir() if d.is_dir() and (d / MANIFEST).is_file())
+
+    found, kind = builds(p), "a recipe folder"
+    if not found:
+        found = [b for d in sorted(p.iterdir()) if d.is_dir() for b in builds(d)]
+        kind = "an output folder"
+    if not found:
+        return
+    names = [b.relative_to(p).as_posix() for b in found]
+    listed = ", ".join(names[:LISTED_BUILDS]) + (f" and {len(names) - LISTED_BUILDS} more" if len(names) > LISTED_BUILDS
+                                                   else "")
+    what = f"holds {len(names)} builds: {listed}; pass one of them" if len(names) > 1 else \
+        f"holds 1 build: {listed}; pass it"
+    raise BenchmarkError(f"{kind} of `gradebench build`, not a benchmark: it {what}", path=p,
+                         hint=f"e.g. {p / names[0]}")

@@ -94,9 +94,14 @@ def _with_options(model: type[PolicyOptions], *, skip: tuple[str, ...] = ()) -> 
             if name in skip:
                 continue
             annotation = str if typing.get_origin(info.annotation) is Literal else info.annotation
+            default = info.get_default(call_default_factory=True)
+            # a None default says what it means (``--max-queries`` shows "all queries")
+            extra = info.json_schema_extra if isinstance(info.json_schema_extra, dict) else {}
+            shown = extra.get("none_means", True) if default is None else True
             flags.append(inspect.Parameter(
-                name, inspect.Parameter.POSITIONAL_OR_KEYWORD, default=info.get_default(call_default_factory=True),
-                annotation=Annotated[annotation, typer.Option(cli_flag(name, info), help=info.description)]))
+                name, inspect.Parameter.POSITIONAL_OR_KEYWORD, default=default,
+                annotation=Annotated[annotation, typer.Option(cli_flag(name, info), help=info.description,
+                                                              show_default=shown)]))
         required = [p for p in fixed if p.default is inspect.Parameter.empty]
         others = [p for p in fixed if p.default is not inspect.Parameter.empty]
         fn.__signature__ = sig.replace(parameters=required + flags + others)
@@ -111,7 +116,7 @@ def lipo(
     policy: Annotated[Path, _policy],
     benchmark: Annotated[Path, _benchmark],
     out: Annotated[Path, _out],
-    loss_param: Annotated[Optional[list[str]], typer.Option("--loss-param", help="loss parameter key=value")] = None,
+    loss_param: Annotated[Optional[list[str]], typer.Option("--loss-param", help="loss parameter key=value", show_default="the loss's")] = None,
     results_dir: Annotated[Path, _results_dir] = DEFAULT_RESULTS_DIR,
     as_json: Annotated[bool, _json] = False,
     **options: Any,

@@ -21,7 +21,7 @@ from gradebench._lazy import lazy_attributes
 
 _LAZY = {
     "EvalRecord": "gradebench.experiments.record",
-    "read_record": "gradebench.experiments.record",
+    "read_record": "gradebench.experiments.store",
     "evaluate_scorer": "gradebench.experiments.evaluate",
     "list_records": "gradebench.experiments.store",
     "find_record": "gradebench.experiments.store",

@@ -67,42 +67,10 @@ def add_validity(folder: Path) -> dict:
     return figures
 
 
-#: builds named in full in the message of :func:`check_benchmark_folder` (the rest are counted)
-LISTED_BUILDS = 5
-
-
 def check_benchmark_folder(path: str | Path) -> Path:
-    """``path``, unless it holds builds instead of being one: then a :class:`BenchmarkError` listing them.
+    """``path``, unless it holds builds instead of being one (see :func:`gradebench.benchmark.manifest.builds_inside`)."""
+    from gradebench.benchmark.manifest import refuse_builds_inside
 
-    ``gradebench build`` writes ``<out>/<recipe>/<fingerprint[:12]>/``. The recipe folder above a
-    build (``gradebench-out/esnli-human``) and the output root (``gradebench-out``) have no manifest
-    of their own; given one of them, this names the builds inside (complete ones, with a manifest)
-    so the message says which folder to pass, instead of suggesting an interrupted build. Anything
-    else (a build, a missing or truly incomplete folder) is left to the benchmark reader.
+    refuse_builds_inside(Path(path))
+    return Path(path)
 
-    Raises:
-        BenchmarkError: ``path`` is a recipe folder or an output root holding builds.
-    """
-    from gradebench.benchmark.format import MANIFEST
-    from gradebench.errors import BenchmarkError
-
-    p = Path(path)
-    if not p.is_dir() or (p / MANIFEST).exists():
-        return p
-
-    def builds(folder: Path) -> list[Path]:
-        return sorted(d for d in folder.iterdir() if d.is_dir() and (d / MANIFEST).is_file())
-
-    found, kind = builds(p), "a recipe folder"
-    if not found:
-        found = [b for d in sorted(p.iterdir()) if d.is_dir() for b in builds(d)]
-        kind = "an output folder"
-    if not found:
-        return p
-    names = [b.relative_to(p).as_posix() for b in found]
-    listed = ", ".join(names[:LISTED_BUILDS]) + (f" and {len(names) - LISTED_BUILDS} more" if len(names) > LISTED_BUILDS
-                                                   else "")
-    what = f"holds {len(names)} builds: {listed}; pass one of them" if len(names) > 1 else \
-        f"holds 1 build: {listed}; pass it"
-    raise BenchmarkError(f"{kind} of `gradebench build`, not a benchmark: it {what}", path=p,
-                         hint=f"e.g. {p / names[0]}")

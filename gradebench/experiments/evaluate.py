@@ -28,8 +28,8 @@ from gradebench.experiments.record import (
     file_names,
     json_float,
     record_id,
-    write_record,
 )
+from gradebench.experiments.store import write_record
 from gradebench.paths import RESULTS_DIR
 from gradebench.scorers.base import ProgressFn, Scorer, check_scores
 from gradebench.stats._checks import check_n_resamples, check_seed

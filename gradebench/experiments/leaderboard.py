@@ -42,6 +42,7 @@ from gradebench.experiments.conventions import PROBE, TEST, TEST_RESAMPLES
 from gradebench.experiments.record import EvalRecord, json_float
 from gradebench.experiments.store import list_records, read_per_query
 from gradebench.hashing import sha256_json
+from gradebench.paths import RESULTS_DIR
 from gradebench.registry import suggest
 from gradebench.stats import bootstrap_ci, holm, paired_randomization_test
 
@@ -154,7 +155,7 @@ def _defaults(scorer: str | None) -> dict[str, Any]:
 
 
 def leaderboard(
-    results_dir: str | Path = "leaderboard/results",
+    results_dir: str | Path = RESULTS_DIR,
     *,
     benchmark: str | None = None,
     split: str = "test",

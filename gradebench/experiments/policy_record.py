@@ -107,7 +107,8 @@ def policy_schema_json() -> dict[str, Any]:
             **PolicyRecord.model_json_schema(mode="serialization")}
 
 
-#: names that moved to the store (which imports this module, so they are looked up when first used)
+#: names that moved to the store, kept here for old imports only (the store imports this module, so
+#: they are looked up when first used; nothing inside gradebench uses them from here)
 _IN_STORE = {name: "gradebench.experiments.store"
              for name in ("write_policy_record", "read_policy_record", "list_policy_records")}
 __getattr__ = lazy_attributes(__name__, _IN_STORE, globals())

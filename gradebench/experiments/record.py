@@ -268,7 +268,8 @@ def file_names(rid: str) -> RecordFiles:
     return RecordFiles(predictions=rid + PREDICTIONS_SUFFIX, per_query=rid + PER_QUERY_SUFFIX)
 
 
-#: names that moved to the store (which imports this module, so they are looked up when first used)
+#: names that moved to the store, kept here for old imports only (the store imports this module, so
+#: they are looked up when first used; nothing inside gradebench uses them from here)
 _IN_STORE = {name: "gradebench.experiments.store"
              for name in ("record_dir", "write_parquet_atomic", "write_record", "read_record")}
 __getattr__ = lazy_attributes(__name__, _IN_STORE, globals())

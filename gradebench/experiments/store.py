@@ -30,10 +30,10 @@ from pydantic import ValidationError
 from gradebench.errors import InvalidArgumentError, RecordError
 from gradebench.experiments.policy_record import POLICY_KIND, POLICY_SCHEMA_VERSION, POLICY_SUFFIX, PolicyRecord
 from gradebench.experiments.record import RECORD_SUFFIX, RESULT_SCHEMA_VERSION, EvalRecord
-from gradebench.paths import publish, temp_beside, write_text_atomic
+from gradebench.paths import RESULTS_DIR, publish, temp_beside, write_text_atomic
 
 #: where the CLI and the Python API write records unless told otherwise
-DEFAULT_RESULTS_DIR = Path("leaderboard/results")
+DEFAULT_RESULTS_DIR = RESULTS_DIR
 Kind = Literal["evaluation", "policy"]
 Record = EvalRecord | PolicyRecord
 

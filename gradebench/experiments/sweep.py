@@ -24,8 +24,9 @@ from gradebench.benchmark.lists import Benchmark, open_benchmark
 from gradebench.errors import GradebenchError, RecipeError
 from gradebench.experiments.evaluate import DEFAULT_RESULTS_DIR, evaluate_scorer, expected_id
 from gradebench.experiments.grid import Experiment, LossEntry, load_experiment
-from gradebench.experiments.record import RECORD_SUFFIX, RecordError, read_record, record_dir
+from gradebench.experiments.record import RECORD_SUFFIX, RecordError
 from gradebench.experiments.runs import RUN_CONFIG, RUN_JSON
+from gradebench.experiments.store import read_record, record_dir
 from gradebench.paths import RUNS_DIR
 from gradebench.scorers.base import ProgressFn
 

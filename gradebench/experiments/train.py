@@ -168,7 +168,9 @@ def train(
 
 
 def _best(history: list[dict[str, Any]], metric: str) -> tuple[int | None, dict[str, Any]]:
-    key = metric if metric.startswith("eval_") else f"eval_{metric}"
+    from gradebench.training.evaluation import metric_key
+
+    key = metric if metric.startswith("eval_") else metric_key(metric)  # "NDCG@5" -> "eval_ndcg@5"
     scored = [h for h in history if isinstance(h.get(key), (int, float))]
     if not scored:
         return (history[-1].get("epoch") if history else None), (dict(history[-1]) if history else {})

@@ -43,7 +43,7 @@ import numpy as np
 from gradebench._version import __version__
 from gradebench.errors import InvalidArgumentError, UnknownNameError
 from gradebench.hashing import sha256_json
-from gradebench.paths import check_writable_dir, current_umask, publish_dir
+from gradebench.paths import RESULTS_DIR, check_writable_dir, current_umask, publish_dir
 from gradebench.registry import suggest
 from gradebench.reward.loading import calibrate, load_scorer
 from gradebench.reward.meta import (
@@ -57,7 +57,7 @@ from gradebench.reward.meta import (
 )
 from gradebench.scorers.base import ProgressFn
 
-DEFAULT_RESULTS_DIR = Path("leaderboard/results")
+DEFAULT_RESULTS_DIR = RESULTS_DIR
 #: calibration pairs re-scored through AutoModelForSequenceClassification before an HF export is kept
 HF_CHECK_PAIRS = 16
 HF_CHECK_ATOL = 1e-4

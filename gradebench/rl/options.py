@@ -62,7 +62,8 @@ class PolicyOptions(StrictModel):
     steps: Steps = 100
     lr: LearningRate  # each method states its default
     split: str = Field("train", description="the split whose queries train the policy")
-    max_queries: Optional[int] = Field(None, strict=True, ge=1, description="use the first N queries only")
+    max_queries: Optional[int] = Field(None, strict=True, ge=1, description="use the first N queries only",
+                                       json_schema_extra={"none_means": "all queries"})
     prompt_template: str = Field(PROMPT_TEMPLATE, description="how a query is shown to the policy ({query} once)")
     seed: int = Field(42, strict=True, description="seed of the run")
 
@@ -116,8 +117,9 @@ class LipoOptions(PolicyOptions):
     batch_size: int = Field(4, strict=True, ge=1, description="lists per step")
     loss: str = Field("lambdaloss", description="registered ranking loss (lambdaloss = LiPO-λ, ranknet = DPO at K=2)")
     loss_params: dict[str, Any] = Field(default_factory=dict, description="the loss's parameters")
-    list_size: Optional[int] = Field(None, strict=True, ge=2, description="K candidates per list (default: all)",
-                                     json_schema_extra={"hint": "a preference needs two responses; 2 is DPO"})
+    list_size: Optional[int] = Field(None, strict=True, ge=2, description="K candidates per list",
+                                     json_schema_extra={"hint": "a preference needs two responses; 2 is DPO",
+                                                        "none_means": "all candidates"})
     beta: float = Field(0.1, strict=True, gt=0, allow_inf_nan=False, description="scale of the log-ratio scores",
                         json_schema_extra={"hint": "LiPO uses 0.05, DPO 0.1"})
     labels: Literal["relevance", "score"] = Field(

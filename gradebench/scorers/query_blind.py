@@ -161,7 +161,7 @@ class QueryBlind(Scorer):
             if x_val is not None:
                 metrics = list_metrics(self._scores(x_val, validation, w, 0.0), validation,
                                        eval_metric=options.eval_metric)
-                rec.update({f"eval_{k}": v for k, v in metrics.items()})
+                rec.update({metric_key(k): v for k, v in metrics.items()})
             history.append(rec)
             value = float(rec.get(key, 0.0))
             if best_w is None or (np.isfinite(value) and value > best_value):  # ties keep the larger alpha

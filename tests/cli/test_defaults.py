@@ -16,18 +16,10 @@ from gradebench.cli import app
 from tests.conftest import REPO
 
 #: commands whose modules other work streams own (their defaults are reported, not changed here)
-OWNED_ELSEWHERE = {"gradebench.cli.rl_cmds"}
+OWNED_ELSEWHERE: set[str] = set()
 #: modules other work streams own that still spell a default folder out (each a one-line change to
 #: ``from gradebench.paths import ...``); nothing else in gradebench may
-PENDING = {
-    "gradebench/benchmark/engine.py",  # DEFAULT_OUT = "gradebench-out"
-    "gradebench/cli/rl_cmds.py",
-    "gradebench/experiments/leaderboard.py",
-    "gradebench/reward/export.py",
-    "gradebench/rl/grpo.py",
-    "gradebench/rl/lipo.py",
-    "gradebench/rl/ppo.py",
-}
+PENDING: set[str] = set()
 #: a default folder spelled out: the folder as a whole string, or a sub-folder joined by Path or ``/``
 LITERALS = re.compile(r"""(["'])(leaderboard/results|gradebench-out)\1|(Path\(|out / )(["'])(results|runs|plots|rewards)\4""")
 

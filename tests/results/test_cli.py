@@ -9,8 +9,8 @@ import pytest
 from gradebench.cli import main
 from gradebench.experiments.leaderboard import leaderboard
 from gradebench.experiments.query import run_query
-from gradebench.experiments.record import read_record
 from gradebench.experiments.render import text
+from gradebench.experiments.store import read_record
 from gradebench.experiments.sweep import sweep
 
 VOLATILE = ("created_at", "timings", "environment")
