@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import os
 from pathlib import Path
 
@@ -32,6 +33,22 @@ def shared_data(*parts: str) -> Path:
     if not p.exists():
         pytest.skip(f"real data not available: {p}")
     return p
+
+
+def run_cli(capsys, *args: object) -> tuple[int, str, str]:
+    """Run ``gradebench.cli.main`` in-process on ``args`` (each passed through ``str``):
+    ``(exit_code, stdout, stderr)``."""
+    from gradebench.cli import main
+
+    code = main([str(a) for a in args])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+@pytest.fixture
+def cli(capsys):
+    """``cli(*args) -> (exit_code, stdout, stderr)``: :func:`run_cli` with this test's ``capsys``."""
+    return functools.partial(run_cli, capsys)
 
 
 @pytest.fixture(scope="session")

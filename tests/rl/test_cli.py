@@ -10,19 +10,8 @@ import pytest
 pytest.importorskip("torch")
 pytest.importorskip("trl")
 
-from gradebench.cli import main  # noqa: E402
 from tests.cli.conftest import assert_one_line_error  # noqa: E402
 from tests.rl.conftest import weights_changed  # noqa: E402
-
-
-@pytest.fixture
-def cli(capsys):
-    def run(*args: str):
-        code = main([str(a) for a in args])
-        out, err = capsys.readouterr()
-        return code, out, err
-
-    return run
 
 
 def _api_again(result: dict, fn, *args, **kwargs) -> dict:
@@ -49,8 +38,8 @@ def test_lipo_json_equals_api(cli, tiny_gpt2, demo_benchmark, tmp_path):
 
 
 def test_grpo_and_ppo_with_an_exported_reward(cli, tiny_gpt2, demo_benchmark, exported_reward, tmp_path):
-    from gradebench.rl import grpo, ppo
     from gradebench.experiments.policy_record import list_policy_records
+    from gradebench.rl import grpo, ppo
 
     results = tmp_path / "results"
     common = ["--policy", tiny_gpt2, "--reward", exported_reward, "--benchmark", demo_benchmark, "--steps", "2",
