@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import ast
 import functools
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -33,6 +36,22 @@ def shared_data(*parts: str) -> Path:
     if not p.exists():
         pytest.skip(f"real data not available: {p}")
     return p
+
+
+def modules_loaded_by(code: str, *packages: str) -> tuple[list[str], str]:
+    """Run ``code`` in a fresh interpreter (repo as cwd; it must exit 0) and return the modules it
+    left in ``sys.modules`` that are, or sit under, one of ``packages`` (``"torch"``,
+    ``"gradebench.datasets"``), with what ``code`` printed."""
+    probe = (
+        f"{code}\n"
+        "import sys as _sys\n"
+        f"_p = {packages!r}\n"
+        "print('\\n' + repr(sorted(m for m in _sys.modules if any(m == p or m.startswith(p + '.') for p in _p))))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=REPO)
+    assert done.returncode == 0, done.stderr
+    printed, _, loaded = done.stdout.rstrip("\n").rpartition("\n")
+    return ast.literal_eval(loaded), printed
 
 
 def run_cli(capsys, *args: object) -> tuple[int, str, str]:
