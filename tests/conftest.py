@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import contextlib
 import functools
 import os
 import subprocess
@@ -36,6 +37,24 @@ def shared_data(*parts: str) -> Path:
     if not p.exists():
         pytest.skip(f"real data not available: {p}")
     return p
+
+
+@contextlib.contextmanager
+def one_torch_thread():
+    """Run torch on one intra-op thread, then restore the previous count.
+
+    For tests on tiny tensors: kernels that always dispatch to the thread pool (softmax,
+    log-softmax) spend their time waking threads, which on a busy 2-core machine makes them
+    several times (up to 10-30x) slower.
+    """
+    import torch
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
 
 
 def modules_loaded_by(code: str, *packages: str) -> tuple[list[str], str]:
