@@ -1,4 +1,5 @@
-"""Shared test set-up: offline Hugging Face, caches inside each test's temp dir, real-data paths."""
+"""Shared test set-up: offline Hugging Face, caches inside each test's temp dir, real-data paths, the
+demo benchmark (and its lists, and a tiny BERT on its texts) built once per session, and small helpers."""
 
 from __future__ import annotations
 
@@ -96,3 +97,21 @@ def demo_benchmark(tmp_path_factory) -> Path:
 
     out = tmp_path_factory.mktemp("demo-bench")
     return Path(build("demo", out=out, progress=False).path)
+
+
+@pytest.fixture(scope="session")
+def demo_lists(demo_benchmark) -> dict:
+    """``{split: Lists}`` of the demo benchmark."""
+    from gradebench.benchmark.lists import open_benchmark
+
+    bench = open_benchmark(demo_benchmark)
+    return {split: bench.lists(split) for split in bench.splits}
+
+
+@pytest.fixture(scope="session")
+def tiny_bert(tmp_path_factory, demo_benchmark) -> Path:
+    """Folder of a tiny random BERT encoder with a WordPiece tokenizer counted from the demo texts
+    (see :mod:`tests.tiny_models`)."""
+    from tests.tiny_models import build_tiny_bert, demo_texts
+
+    return build_tiny_bert(tmp_path_factory.mktemp("tiny_bert"), demo_texts(demo_benchmark))
