@@ -16,6 +16,7 @@ from gradebench.errors import RecipeError, SourceFormatError, SourceNotFoundErro
 from gradebench.hashing import key_digest, short_id
 from gradebench.recipes.loader import load_recipe
 from tests.conftest import FIXTURES, shared_data
+from tests.input_files import write_jsonl
 
 ART = FIXTURES / "anli"
 CHAOS = FIXTURES / "chaosnli" / "chaosNLI_v1.0" / "chaosNLI_alphanli.jsonl"
@@ -279,9 +280,7 @@ def test_chaosnli_skip_reasons(tmp_path):
         _alpha_row(u(7), hyp1=""),
         _alpha_row(u(8), hyp2="first  IDEA."),
     ]
-    p = tmp_path / "chaosNLI_alphanli.jsonl"
-    p.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
-    lists, skipped = _lists(_builder(), p)
+    lists, skipped = _lists(_builder(), write_jsonl(tmp_path / "chaosNLI_alphanli.jsonl", rows))
     assert [gl.query_extra[2] for gl in lists] == [u(1)]
     assert skipped == Counter(bad_story_id=1, unknown_label=1, inconsistent_votes=1, uid_mismatch=1, no_votes=1,
                               empty_observation=1, empty_hypothesis=1, identical_hypotheses=1)

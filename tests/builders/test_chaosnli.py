@@ -18,6 +18,7 @@ from gradebench.hashing import key_digest, short_id
 from gradebench.recipes.loader import load_recipe
 from gradebench.words import words
 from tests.conftest import FIXTURES, shared_data
+from tests.input_files import write_jsonl
 
 FIX = FIXTURES / "chaosnli"
 SNLI = FIX / "chaosNLI_v1.0" / "chaosNLI_snli.jsonl"
@@ -234,9 +235,7 @@ def test_skip_reasons(tmp_path):
         _row("blank-premise", (50, 30, 20), premise="  "),
         _row("blank-hypothesis", (50, 30, 20), hypothesis=""),
     ]
-    p = tmp_path / "chaosNLI_snli.jsonl"
-    p.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
-    lists, skipped = _lists(_builder(), p)
+    lists, skipped = _lists(_builder(), write_jsonl(tmp_path / "chaosNLI_snli.jsonl", rows))
     assert [gl.query_extra[2] for gl in lists] == ["ok", "dup"]
     assert skipped == Counter(
         duplicate_query=1, unknown_label=1, inconsistent_votes=2, uid_mismatch=1, no_votes=1, single_grade=1,

@@ -9,7 +9,6 @@ from pathlib import Path
 
 import pytest
 
-from gradebench.errors import SourceFormatError, SourceNotFoundError
 from gradebench.datasets.chaosnli.reader import (
     ALPHA_LABELS,
     NLI_LABELS,
@@ -19,7 +18,9 @@ from gradebench.datasets.chaosnli.reader import (
     split_alpha_uid,
     vote_problem,
 )
+from gradebench.errors import SourceFormatError, SourceNotFoundError
 from tests.conftest import FIXTURES, shared_data
+from tests.input_files import write_jsonl
 
 FIX = FIXTURES / "chaosnli" / "chaosNLI_v1.0"
 
@@ -46,9 +47,7 @@ def _nli_row(**over) -> dict:
 
 
 def _write(tmp_path: Path, *lines: str | dict, name: str = "chaosNLI_snli.jsonl") -> Path:
-    p = tmp_path / name
-    p.write_text("".join((x if isinstance(x, str) else json.dumps(x)) + "\n" for x in lines), encoding="utf-8")
-    return p
+    return write_jsonl(tmp_path / name, lines)
 
 
 def _votes(**over) -> Votes:

@@ -15,7 +15,6 @@ from pathlib import Path
 
 import pytest
 
-from gradebench.errors import SourceFormatError, SourceNotFoundError
 from gradebench.datasets.mnli.reader import (
     TXT_HEADER,
     MNLIExample,
@@ -24,7 +23,9 @@ from gradebench.datasets.mnli.reader import (
     read_mnli_jsonl,
     read_mnli_txt,
 )
+from gradebench.errors import SourceFormatError, SourceNotFoundError
 from tests.conftest import FIXTURES, shared_data
+from tests.input_files import write_jsonl
 
 RELEASE = FIXTURES / "mnli" / "multinli_1.0"
 PARTS = ("train", "dev_matched", "dev_mismatched")
@@ -54,11 +55,6 @@ def _record(**over) -> dict:
     }
     rec.update(over)
     return rec
-
-
-def _write_jsonl(path: Path, records: list) -> Path:
-    path.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
-    return path
 
 
 def _txt_row(gold="neutral", s1="A bus leaves.", s2="The bus is late.", pair="1n", genre="travel", labels=("neutral",) * 5):
@@ -151,7 +147,7 @@ def test_find_in_release_folder_and_its_parent():
 
 def test_find_single_file_and_short_names(tmp_path):
     assert find_mnli_files(_jsonl("dev_matched")) == {"mnli-jsonl": {"dev_matched": _jsonl("dev_matched")}}
-    short = _write_jsonl(tmp_path / "dev_mismatched.jsonl", [_record()])
+    short = write_jsonl(tmp_path / "dev_mismatched.jsonl", [_record()])
     assert find_mnli_files(short) == {"mnli-jsonl": {"dev_mismatched": short}}
     # the unlabeled 0.9 test files and other names are ignored in a folder
     (tmp_path / "multinli_0.9_test_matched_unlabeled.jsonl").write_text("{}\n")
@@ -167,8 +163,8 @@ def test_find_errors(tmp_path):
     other.write_text("{}\n")
     with pytest.raises(SourceFormatError, match="names no MultiNLI part"):
         find_mnli_files(other)
-    _write_jsonl(tmp_path / "dev_matched.jsonl", [_record()])
-    _write_jsonl(tmp_path / "multinli_1.0_dev_matched.jsonl", [_record()])
+    write_jsonl(tmp_path / "dev_matched.jsonl", [_record()])
+    write_jsonl(tmp_path / "multinli_1.0_dev_matched.jsonl", [_record()])
     with pytest.raises(SourceFormatError, match="two jsonl files for the MultiNLI part 'dev_matched'"):
         find_mnli_files(tmp_path)
 
@@ -187,7 +183,7 @@ def test_jsonl_blank_lines_crlf_and_line_separator(tmp_path):
 
 
 def test_jsonl_null_sentence_is_empty(tmp_path):
-    p = _write_jsonl(tmp_path / "train.jsonl", [_record(sentence2=None)])
+    p = write_jsonl(tmp_path / "train.jsonl", [_record(sentence2=None)])
     assert read_mnli_jsonl(p, "train")[0].hypothesis == ""
 
 
@@ -220,7 +216,7 @@ def test_jsonl_not_an_object(tmp_path):
 def test_jsonl_missing_key(tmp_path, key):
     rec = _record()
     del rec[key]
-    p = _write_jsonl(tmp_path / "train.jsonl", [_record(), _record(), rec])
+    p = write_jsonl(tmp_path / "train.jsonl", [_record(), _record(), rec])
     with pytest.raises(SourceFormatError, match=f"no key '{key}'") as e:
         read_mnli_jsonl(p, "train")
     assert e.value.line == 3
@@ -240,7 +236,7 @@ def test_jsonl_missing_key(tmp_path, key):
     ],
 )
 def test_jsonl_wrong_types(tmp_path, over, match):
-    p = _write_jsonl(tmp_path / "train.jsonl", [_record(), _record(**over)])
+    p = write_jsonl(tmp_path / "train.jsonl", [_record(), _record(**over)])
     with pytest.raises(SourceFormatError, match=match) as e:
         read_mnli_jsonl(p, "train")
     assert e.value.line == 2
@@ -337,7 +333,7 @@ def test_real_mnli_text_from_chaosnli(tmp_path):
                 annotator_labels=it["old_labels"], genre="unknown")
         for it in items
     ]
-    jl = _write_jsonl(tmp_path / "multinli_1.0_dev_matched.jsonl", records)
+    jl = write_jsonl(tmp_path / "multinli_1.0_dev_matched.jsonl", records)
     rows = [_txt_row(r["gold_label"], r["sentence1"], r["sentence2"], r["pairID"], r["genre"], r["annotator_labels"])
             for r in records]
     tx = _write_txt(tmp_path / "multinli_1.0_dev_matched.txt", rows)
