@@ -15,6 +15,7 @@ from gradebench.datasets.base import GradedList
 from gradebench.errors import RecipeError, SourceFormatError, SourceNotFoundError
 from gradebench.hashing import key_digest, short_id
 from gradebench.recipes.loader import load_recipe
+from tests.builders._util import lists_and_skips, variant_builder
 from tests.conftest import FIXTURES, shared_data
 from tests.input_files import write_jsonl
 
@@ -23,17 +24,10 @@ CHAOS = FIXTURES / "chaosnli" / "chaosNLI_v1.0" / "chaosNLI_alphanli.jsonl"
 
 
 def _builder(tmp_path: Path | None = None, **keys) -> ANLIBuilder:
-    if not keys:
-        return get_builder("anli")(load_recipe("anli"))
-    assert tmp_path is not None
-    p = tmp_path / "variant.yaml"
-    p.write_text(json.dumps({"extends": "anli", "name": "anli-variant", **keys}), encoding="utf-8")
-    return get_builder("anli")(load_recipe(p))
+    return variant_builder(tmp_path, "anli", keys, name="anli-variant")
 
 
-def _lists(b: ANLIBuilder, source: Path, limit: int | None = None) -> tuple[list[GradedList], Counter]:
-    sel = b.select(b.read(b.locate(source)), limit=limit)
-    return b.make_lists(sel.units), sel.skipped
+_lists = lists_and_skips
 
 
 def _grades(gl: GradedList) -> dict[str, tuple[float, int, int, float]]:

@@ -16,21 +16,18 @@ from gradebench.datasets.dnli.builder import DNLIBuilder, DNLINaturalBuilder
 from gradebench.errors import RecipeError
 from gradebench.recipes.loader import load_recipe
 from gradebench.words import words
+from tests.builders._util import lists_and_skips, recipe_builder
 from tests.conftest import FIXTURES, shared_data
 from tests.input_files import write_jsonl
 
 DNLI = FIXTURES / "dnli"
 
 
-def _builder(recipe: str | Path):
-    r = load_recipe(recipe)
-    return get_builder(r.source.family)(r)
+_builder = recipe_builder
 
 
 def _lists(recipe: str | Path, source: Path, limit: int | None = None):
-    b = _builder(recipe)
-    sel = b.select(b.read(b.locate(source)), limit=limit)
-    return b.make_lists(sel.units), sel.skipped
+    return lists_and_skips(recipe_builder(recipe), source, limit)
 
 
 def _variant(tmp_path: Path, base: str, body: str) -> Path:
