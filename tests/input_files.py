@@ -1,10 +1,15 @@
-"""Writing small input files for the reader and builder tests (exact bytes, folders created)."""
+"""Writing small input files for the reader and builder tests (exact bytes, folders created),
+and the error a reader raises on one."""
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
+
+import pytest
+
+from gradebench.errors import SourceFormatError
 
 
 def write_file(path: Path, data: str | bytes) -> Path:
@@ -23,3 +28,15 @@ def jsonl_text(rows: Iterable[dict | str]) -> str:
 def write_jsonl(path: Path, rows: Iterable[dict | str]) -> Path:
     """:func:`write_file` of :func:`jsonl_text`."""
     return write_file(path, jsonl_text(rows))
+
+
+def read_error(
+    read: Callable[[Path], object], path: Path, match: str | None = None, *, data: str | bytes | None = None
+) -> SourceFormatError:
+    """The :class:`SourceFormatError` (message matching the regex ``match``, if given) that
+    ``read(path)`` raises, after writing ``data`` to ``path`` if given."""
+    if data is not None:
+        write_file(path, data)
+    with pytest.raises(SourceFormatError, match=match) as e:
+        read(path)
+    return e.value

@@ -19,7 +19,7 @@ from gradebench.datasets.nli_table.reader import ColumnRoles, locate_table, read
 from gradebench.datasets.records import InputFile, NLIExample
 from gradebench.errors import SourceFormatError, SourceNotFoundError
 from tests.conftest import FIXTURES, shared_data
-from tests.input_files import jsonl_text, write_file
+from tests.input_files import jsonl_text, read_error
 
 TABLE = FIXTURES / "nli_table"
 FOLDER = TABLE / "folder"
@@ -37,14 +37,10 @@ def _one(path: Path, roles: ColumnRoles = ROLES, split: str = "test", label_valu
     return read_nli_table([InputFile(str(path), "x", split)], roles, label_values).get(split, [])
 
 
-def _refused(path: Path, match: str, roles: ColumnRoles = PLAIN, *, data: str | bytes | None = None):
+def _refused(path: Path, match: str | None, roles: ColumnRoles = PLAIN, *, data: str | bytes | None = None):
     """The SourceFormatError (message matching ``match``) of reading ``path`` alone, written with
     ``data`` first if given."""
-    if data is not None:
-        write_file(path, data)
-    with pytest.raises(SourceFormatError, match=match) as e:
-        _one(path, roles)
-    return e.value
+    return read_error(lambda p: _one(p, roles), path, match, data=data)
 
 
 # --------------------------------------------------------------------------- locating and splits
@@ -262,7 +258,7 @@ def test_jsonl_missing_key_on_one_line(tmp_path):
     match = "has no column 'hypothesis' .*keys on this line are: 'premise', 'label'"
     assert _refused(tmp_path / "t.jsonl", match, data=text).line == 2
     roles = ColumnRoles("example.premise", "example.hypothesis", "majority", ("example.why",))
-    e = _refused(TABLE / "nested.jsonl", "", roles)
+    e = _refused(TABLE / "nested.jsonl", None, roles)
     assert e.line == 1
     assert e.message == (
         "has no column 'example.why' (mapped as explanation); its keys on this line are: 'uid', 'example', "
