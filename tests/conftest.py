@@ -1,8 +1,14 @@
-"""Shared test set-up: offline Hugging Face, caches inside each test's temp dir, real-data paths."""
+"""Shared test set-up: offline Hugging Face, caches inside each test's temp dir, real-data paths, the
+demo benchmark (and its lists, and a tiny BERT on its texts) built once per session, and small helpers."""
 
 from __future__ import annotations
 
+import ast
+import contextlib
+import functools
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -34,6 +40,56 @@ def shared_data(*parts: str) -> Path:
     return p
 
 
+@contextlib.contextmanager
+def one_torch_thread():
+    """Run torch on one intra-op thread, then restore the previous count.
+
+    For tests on tiny tensors: kernels that always dispatch to the thread pool (softmax,
+    log-softmax) spend their time waking threads, which on a busy 2-core machine makes them
+    several times (up to 10-30x) slower.
+    """
+    import torch
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
+
+
+def modules_loaded_by(code: str, *packages: str) -> tuple[list[str], str]:
+    """Run ``code`` in a fresh interpreter (repo as cwd; it must exit 0) and return the modules it
+    left in ``sys.modules`` that are, or sit under, one of ``packages`` (``"torch"``,
+    ``"gradebench.datasets"``), with what ``code`` printed."""
+    probe = (
+        f"{code}\n"
+        "import sys as _sys\n"
+        f"_p = {packages!r}\n"
+        "print('\\n' + repr(sorted(m for m in _sys.modules if any(m == p or m.startswith(p + '.') for p in _p))))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=REPO)
+    assert done.returncode == 0, done.stderr
+    printed, _, loaded = done.stdout.rstrip("\n").rpartition("\n")
+    return ast.literal_eval(loaded), printed
+
+
+def run_cli(capsys, *args: object) -> tuple[int, str, str]:
+    """Run ``gradebench.cli.main`` in-process on ``args`` (each passed through ``str``):
+    ``(exit_code, stdout, stderr)``."""
+    from gradebench.cli import main
+
+    code = main([str(a) for a in args])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+@pytest.fixture
+def cli(capsys):
+    """``cli(*args) -> (exit_code, stdout, stderr)``: :func:`run_cli` with this test's ``capsys``."""
+    return functools.partial(run_cli, capsys)
+
+
 @pytest.fixture(scope="session")
 def demo_benchmark(tmp_path_factory) -> Path:
     """The embedded demo benchmark (38 train / 5 validation / 5 test queries x 5 candidates)."""
@@ -41,3 +97,21 @@ def demo_benchmark(tmp_path_factory) -> Path:
 
     out = tmp_path_factory.mktemp("demo-bench")
     return Path(build("demo", out=out, progress=False).path)
+
+
+@pytest.fixture(scope="session")
+def demo_lists(demo_benchmark) -> dict:
+    """``{split: Lists}`` of the demo benchmark."""
+    from gradebench.benchmark.lists import open_benchmark
+
+    bench = open_benchmark(demo_benchmark)
+    return {split: bench.lists(split) for split in bench.splits}
+
+
+@pytest.fixture(scope="session")
+def tiny_bert(tmp_path_factory, demo_benchmark) -> Path:
+    """Folder of a tiny random BERT encoder with a WordPiece tokenizer counted from the demo texts
+    (see :mod:`tests.tiny_models`)."""
+    from tests.tiny_models import build_tiny_bert, demo_texts
+
+    return build_tiny_bert(tmp_path_factory.mktemp("tiny_bert"), demo_texts(demo_benchmark))

@@ -245,14 +245,28 @@ def reduce(per_list: torch.Tensor, count: torch.Tensor, reduction: str) -> torch
     return total / count.to(torch.int64).sum().clamp(min=1).to(per_list.dtype)
 
 
+def fill_invalid(values: torch.Tensor, mask: torch.Tensor, fill: float) -> torch.Tensor:
+    """``values`` where ``mask`` is True, ``fill`` elsewhere (``mask`` broadcasts against ``values``)."""
+    return torch.where(mask, values, torch.tensor(fill, dtype=values.dtype, device=values.device))
+
+
+def fill_invalid_lowest(values: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    """:func:`fill_invalid` with the dtype's lowest finite value: ~0 weight in a softmax, never NaN."""
+    return fill_invalid(values, mask, torch.finfo(values.dtype).min)
+
+
+def positive_or_one(x: torch.Tensor) -> torch.Tensor:
+    """``x`` with its entries ``<= 0`` replaced by 1: a divisor for which ``0 / 0`` gives 0."""
+    return torch.where(x > 0, x, torch.ones_like(x))
+
+
 def pair_mask(labels: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
     """``[B, L, L]`` bool: entry ``[b, i, j]`` is True when ``y_i > y_j`` and both are valid.
 
     One comparison: a masked ``i`` compares as ``-inf`` and a masked ``j`` as ``+inf``.
     """
-    inf = torch.tensor(float("inf"), dtype=labels.dtype, device=labels.device)
-    hi = torch.where(mask, labels, -inf)
-    lo = torch.where(mask, labels, inf)
+    hi = fill_invalid(labels, mask, float("-inf"))
+    lo = fill_invalid(labels, mask, float("inf"))
     return hi.unsqueeze(-1) > lo.unsqueeze(-2)
 
 
@@ -289,19 +303,32 @@ def gain_label_bounds(dtype: torch.dtype, gain: str) -> tuple[float, float | Non
     return 0.0, None, "the linear gain needs labels >= 0"
 
 
-def inverse_log2_discounts(n: int, *, dtype: torch.dtype, device: torch.device) -> torch.Tensor:
-    """``[n]``: ``1 / log2(1 + r)`` for ranks ``r = 1..n``."""
-    return 1.0 / torch.log2(torch.arange(2, n + 2, dtype=dtype, device=device))
+def inverse_log2_discounts(
+    n: int, *, dtype: torch.dtype, device: torch.device, k: int | None = None
+) -> torch.Tensor:
+    """``[n]``: ``1 / log2(1 + r)`` for ranks ``r = 1..n``, and 0 for ranks ``r > k`` if ``k`` is given."""
+    disc = 1.0 / torch.log2(torch.arange(2, n + 2, dtype=dtype, device=device))
+    if k is not None and k < n:
+        disc = torch.where(torch.arange(n, device=device) < k, disc, torch.zeros_like(disc))
+    return disc
 
 
 def ideal_dcg(g: torch.Tensor, mask: torch.Tensor, k: int | None = None) -> torch.Tensor:
     """``[B]`` ideal DCG(@k) of gains ``g`` (masked entries must already be 0, gains >= 0)."""
-    n = g.shape[-1]
     sorted_g = torch.sort(torch.where(mask, g, torch.zeros_like(g)), dim=-1, descending=True).values
-    disc = inverse_log2_discounts(n, dtype=g.dtype, device=g.device)
-    if k is not None and k < n:
-        disc = torch.where(torch.arange(n, device=g.device) < k, disc, torch.zeros_like(disc))
-    return (sorted_g * disc).sum(-1)
+    return (sorted_g * inverse_log2_discounts(g.shape[-1], dtype=g.dtype, device=g.device, k=k)).sum(-1)
+
+
+def minus_ndcg(
+    dcg: torch.Tensor, g: torch.Tensor, mask: torch.Tensor, reduction: str, k: int | None = None
+) -> torch.Tensor:
+    """``-dcg / IDCG(@k)`` per list (0 where IDCG = 0), reduced over the lists with a valid item.
+
+    The common end of the NDCG surrogates: ``dcg`` ``[B]`` is the loss's smooth DCG, ``g`` the
+    gains with masked entries 0.
+    """
+    per_list = -dcg / positive_or_one(ideal_dcg(g, mask, k))
+    return reduce(per_list, mask.any(-1), reduction)
 
 
 def ranks_by_score(scores: torch.Tensor, labels: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:

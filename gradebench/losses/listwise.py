@@ -17,8 +17,11 @@ from gradebench.losses._common import (
     check_optional_int,
     check_positive,
     check_reduction,
+    fill_invalid,
+    fill_invalid_lowest,
     gains,
-    ideal_dcg,
+    minus_ndcg,
+    positive_or_one,
     prepare,
     reduce,
 )
@@ -29,8 +32,7 @@ LISTNET_TARGETS: tuple[str, ...] = ("softmax", "normalize", "raw")
 
 def _masked_log_softmax(values: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
     """Log-softmax over the valid items of each list; 0 at masked items (never NaN)."""
-    low = torch.tensor(torch.finfo(values.dtype).min, dtype=values.dtype, device=values.device)
-    out = torch.log_softmax(torch.where(mask, values, low), dim=-1)
+    out = torch.log_softmax(fill_invalid_lowest(values, mask), dim=-1)
     return torch.where(mask, out, torch.zeros_like(out))
 
 
@@ -106,7 +108,7 @@ def listnet(
         target_p = x.labels
         if target == "normalize":
             total = target_p.sum(-1, keepdim=True)
-            target_p = target_p / torch.where(total > 0, total, torch.ones_like(total))
+            target_p = target_p / positive_or_one(total)
     per_list = (target_p * -_masked_log_softmax(x.scores, x.mask)).sum(-1)
     return reduce(per_list, x.mask.any(-1), reduction)
 
@@ -161,8 +163,7 @@ def listmle(
     seed = check_optional_int("listmle", "seed", seed, minimum=-(2**63))
     x = prepare("listmle", scores, labels, mask, validate=validate)
     bsz, n = x.scores.shape
-    neg_inf = torch.tensor(float("-inf"), dtype=x.labels.dtype, device=x.labels.device)
-    key = torch.where(x.mask, x.labels, neg_inf)  # invalid items sort last
+    key = fill_invalid(x.labels, x.mask, float("-inf"))  # invalid items sort last
     if seed is None:
         order = torch.sort(key, dim=-1, descending=True, stable=True).indices
     else:
@@ -174,8 +175,7 @@ def listmle(
         order = shuffle.gather(-1, torch.sort(key.gather(-1, shuffle), dim=-1, descending=True, stable=True).indices)
     s_sorted = x.scores.gather(-1, order)
     m_sorted = x.mask.gather(-1, order)
-    low = torch.tensor(torch.finfo(s_sorted.dtype).min, dtype=s_sorted.dtype, device=s_sorted.device)
-    s_low = torch.where(m_sorted, s_sorted, low)
+    s_low = fill_invalid_lowest(s_sorted, m_sorted)
     tail_lse = torch.logcumsumexp(s_low.flip(-1), dim=-1).flip(-1)
     per_list = torch.where(m_sorted, tail_lse - s_sorted, torch.zeros_like(s_sorted)).sum(-1)
     return reduce(per_list, x.mask.any(-1), reduction)
@@ -237,6 +237,4 @@ def approxndcg(
     approx_ranks = 0.5 + (step * x.mask.to(step.dtype).unsqueeze(-2)).sum(-1)
     g = gains(x.labels, gain) * x.mask
     dcg = (g / torch.log2(1.0 + approx_ranks)).sum(-1)
-    idcg = ideal_dcg(g, x.mask)
-    per_list = -dcg / torch.where(idcg > 0, idcg, torch.ones_like(idcg))
-    return reduce(per_list, x.mask.any(-1), reduction)
+    return minus_ndcg(dcg, g, x.mask, reduction)

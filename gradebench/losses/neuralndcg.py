@@ -11,11 +11,11 @@ from gradebench.losses._common import (
     check_optional_int,
     check_positive,
     check_reduction,
+    fill_invalid_lowest,
     gains,
-    ideal_dcg,
     inverse_log2_discounts,
+    minus_ndcg,
     prepare,
-    reduce,
 )
 from gradebench.losses._registry import register_loss
 
@@ -43,8 +43,7 @@ def neural_sort(scores: torch.Tensor, mask: torch.Tensor, temperature: float) ->
     coef = (n + 1 - 2 * positions).to(dtype)  # [B, L] one per row i
     logits = (coef.unsqueeze(-1) * scores.unsqueeze(-2) - spread.unsqueeze(-2)) / temperature
     cells = (positions <= n).unsqueeze(-1) & mask.unsqueeze(-2)
-    low = torch.tensor(torch.finfo(dtype).min, dtype=dtype, device=device)
-    return torch.softmax(torch.where(cells, logits, low), dim=-1) * cells
+    return torch.softmax(fill_invalid_lowest(logits, cells), dim=-1) * cells
 
 
 def _matvec(p: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
@@ -185,11 +184,5 @@ def neuralndcg(
     u, v = sinkhorn_scaling(p_hat, iters)
     g = gains(x.labels, gain) * x.mask
     relaxed_gain = u * (p_hat * (v * g).unsqueeze(-2)).sum(-1)  # [B, L] gain at rank i
-    size = x.scores.shape[-1]
-    disc = inverse_log2_discounts(size, dtype=x.scores.dtype, device=x.scores.device)
-    if k is not None and k < size:
-        disc = torch.where(torch.arange(size, device=disc.device) < k, disc, torch.zeros_like(disc))
-    dcg = (relaxed_gain * disc).sum(-1)
-    idcg = ideal_dcg(g, x.mask, k)
-    per_list = -dcg / torch.where(idcg > 0, idcg, torch.ones_like(idcg))
-    return reduce(per_list, x.mask.any(-1), reduction)
+    disc = inverse_log2_discounts(x.scores.shape[-1], dtype=x.scores.dtype, device=x.scores.device, k=k)
+    return minus_ndcg((relaxed_gain * disc).sum(-1), g, x.mask, reduction, k)

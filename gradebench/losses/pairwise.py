@@ -18,10 +18,12 @@ from gradebench.losses._common import (
     check_choice,
     check_nonnegative,
     check_reduction,
+    fill_invalid,
     gains,
     ideal_dcg,
     pair_diffs,
     pair_mask,
+    positive_or_one,
     prepare,
     ranks_by_score,
     reduce,
@@ -138,8 +140,7 @@ def bradley_terry(
     """
     check_reduction("bradley_terry", reduction)
     x = prepare("bradley_terry", scores, labels, mask, validate=validate)
-    neg_inf = torch.tensor(float("-inf"), dtype=x.labels.dtype, device=x.labels.device)
-    best = torch.where(x.mask, x.labels, neg_inf).amax(-1, keepdim=True)
+    best = fill_invalid(x.labels, x.mask, float("-inf")).amax(-1, keepdim=True)
     winners = x.mask & (x.labels == best)
     pairs = (pair_mask(x.labels, x.mask) & winners.unsqueeze(-1)).to(x.scores.dtype)
     return _reduce_pairs(_logistic(x), pairs, reduction)
@@ -250,7 +251,7 @@ def _lambda_weighted(
         g = gains(x.labels, gain)
         if normalize:
             idcg = ideal_dcg(g, x.mask)
-            g = g / torch.where(idcg > 0, idcg, torch.ones_like(idcg)).unsqueeze(-1)
+            g = g / positive_or_one(idcg).unsqueeze(-1)
         inv_disc = 1.0 / torch.log2(1.0 + ranks_by_score(x.scores, x.labels, x.mask).to(x.scores.dtype))
         # On valid pairs y_i > y_j, so G_i - G_j >= 0 needs no abs(); other pairs are zeroed.
         weights = g.unsqueeze(-1) - g.unsqueeze(-2)

@@ -13,6 +13,11 @@ from gradebench.losses._common import check_reduction, prepare, reduce, softplus
 from gradebench.losses._registry import register_loss
 
 
+def _reduce_items(per_item: torch.Tensor, mask: torch.Tensor, reduction: str) -> torch.Tensor:
+    """Sum ``per_item`` over the valid items of each list, then reduce over the valid items."""
+    return reduce((per_item * mask).sum(-1), mask.sum(-1), reduction)
+
+
 @register_loss(
     "mse",
     kind="pointwise",
@@ -57,8 +62,7 @@ def mse(
     """
     check_reduction("mse", reduction)
     x = prepare("mse", scores, labels, mask, validate=validate)
-    per_item = torch.square(x.scores - x.labels) * x.mask
-    return reduce(per_item.sum(-1), x.mask.sum(-1), reduction)
+    return _reduce_items(torch.square(x.scores - x.labels), x.mask, reduction)
 
 
 @register_loss(
@@ -105,5 +109,4 @@ def sigmoid_ce(
         "sigmoid_ce", scores, labels, mask, validate=validate, label_min=0.0, label_max=1.0,
         label_rule="sigmoid_ce needs labels in [0, 1]",
     )
-    per_item = (softplus(x.scores) - x.labels * x.scores) * x.mask
-    return reduce(per_item.sum(-1), x.mask.sum(-1), reduction)
+    return _reduce_items(softplus(x.scores) - x.labels * x.scores, x.mask, reduction)

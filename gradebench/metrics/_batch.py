@@ -119,6 +119,18 @@ def nan_where(values: np.ndarray, undefined: np.ndarray) -> np.ndarray:
     return values
 
 
+def mark_undefined(
+    values: np.ndarray, batch: Batch, no_relevant: str, nothing_relevant: Callable[[], np.ndarray]
+) -> np.ndarray:
+    """``values`` with NaN for empty queries and, under ``no_relevant="exclude"``, for the queries
+    flagged by ``nothing_relevant()`` (``[n]`` bool, called only then); under ``"zero"`` those
+    keep their value (0 for every metric that takes this parameter)."""
+    undefined = batch.empty
+    if no_relevant == "exclude":
+        undefined = undefined | nothing_relevant()
+    return nan_where(values, undefined)
+
+
 def safe_divide(num: np.ndarray, den: np.ndarray) -> np.ndarray:
     """``num / den`` with 0 where ``den == 0`` (callers mark those entries separately)."""
     den = np.asarray(den, dtype=np.float64)

@@ -8,6 +8,8 @@ silent NaN in the output.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 
 from gradebench.errors import InvalidArgumentError
@@ -51,18 +53,25 @@ def as_mask(x: object, shape: tuple[int, ...], what: str) -> np.ndarray | None:
     return np.ascontiguousarray(arr)
 
 
-def check_finite(x: np.ndarray, mask: np.ndarray | None, what: str) -> None:
-    """Raise if a valid entry of ``x`` is NaN or +-inf, naming the first one."""
-    bad = ~np.isfinite(x)
+def _refuse_first_valid(
+    bad: np.ndarray, mask: np.ndarray | None, values: np.ndarray, problem: Callable[[int], str], hint: str
+) -> None:
+    """Raise if ``bad`` flags a valid entry: ``problem(count)``, then the first one (row order) and its value."""
     if mask is not None:
         bad &= mask
     if bad.any():
         q, i = np.argwhere(bad)[0]
         raise InvalidArgumentError(
-            f"{what} has {int(bad.sum())} NaN/inf value(s) at valid positions, "
-            f"first at query {q}, item {i} ({x[q, i]})",
-            hint="drop or mask those items (mask=False) or fix the scorer",
+            f"{problem(int(bad.sum()))}, first at query {q}, item {i} ({values[q, i]})", hint=hint
         )
+
+
+def check_finite(x: np.ndarray, mask: np.ndarray | None, what: str) -> None:
+    """Raise if a valid entry of ``x`` is NaN or +-inf, naming the first one."""
+    _refuse_first_valid(
+        ~np.isfinite(x), mask, x, lambda count: f"{what} has {count} NaN/inf value(s) at valid positions",
+        hint="drop or mask those items (mask=False) or fix the scorer",
+    )
 
 
 def check_inputs(
@@ -84,13 +93,8 @@ def check_inputs(
 
 def check_nonnegative(labels: np.ndarray, mask: np.ndarray | None, metric: str) -> None:
     """Raise if a valid label is negative (gains ``y`` and ``2^y - 1`` need ``y >= 0``)."""
-    neg = labels < 0
-    if mask is not None:
-        neg &= mask
-    if neg.any():
-        q, i = np.argwhere(neg)[0]
-        raise InvalidArgumentError(
-            f"{metric} needs non-negative grades, but labels has {int(neg.sum())} negative "
-            f"value(s), first at query {q}, item {i} ({labels[q, i]})",
-            hint="shift or clip the grades to >= 0, or mask those items",
-        )
+    _refuse_first_valid(
+        labels < 0, mask, labels,
+        lambda count: f"{metric} needs non-negative grades, but labels has {count} negative value(s)",
+        hint="shift or clip the grades to >= 0, or mask those items",
+    )

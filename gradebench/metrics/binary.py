@@ -32,7 +32,7 @@ from typing import Literal
 
 import numpy as np
 
-from gradebench.metrics._batch import Batch, nan_where, safe_divide
+from gradebench.metrics._batch import Batch, mark_undefined, nan_where, safe_divide
 from gradebench.metrics._ranking import exclusive_cumsum
 from gradebench.metrics._rows import row_sum
 from gradebench.metrics.spec import MetricSpec, cutoff, position_weights, register
@@ -107,10 +107,7 @@ def rr_values(batch: Batch, k: int | None, threshold: float, ties: str) -> np.nd
 
 
 def _finish(values: np.ndarray, batch: Batch, threshold: float, no_relevant: str) -> np.ndarray:
-    undefined = batch.empty
-    if no_relevant == "exclude":
-        undefined = undefined | (n_relevant(batch, threshold) == 0)
-    return nan_where(values, undefined)
+    return mark_undefined(values, batch, no_relevant, lambda: n_relevant(batch, threshold) == 0)
 
 
 @register

@@ -28,7 +28,7 @@ from typing import Literal
 
 import numpy as np
 
-from gradebench.metrics._batch import Batch, nan_where, safe_divide
+from gradebench.metrics._batch import Batch, mark_undefined, nan_where, safe_divide
 from gradebench.metrics.spec import MetricSpec, cutoff, register
 
 Gain = Literal["exp2", "linear"]
@@ -116,7 +116,4 @@ class NDCG(MetricSpec):
     def compute(self, batch: Batch) -> np.ndarray:
         ideal = idcg_values(batch, self.k, self.gain)
         values = safe_divide(dcg_values(batch, self.k, self.gain, self.ties), ideal)
-        undefined = batch.empty
-        if self.no_relevant == "exclude":
-            undefined = undefined | (ideal == 0)
-        return nan_where(values, undefined)
+        return mark_undefined(values, batch, self.no_relevant, lambda: ideal == 0)

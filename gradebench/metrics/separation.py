@@ -47,6 +47,11 @@ def separation_ratio_value(batch: Batch) -> float:
     return float("nan") if true == 0 else _spread(_pooled(batch, batch.scores)) / true
 
 
+def _row_mean(batch: Batch, x: np.ndarray) -> np.ndarray:
+    """``[n]`` mean of each row's valid items (0 for an empty row)."""
+    return safe_divide(row_sum(batch.zero_masked(x)), batch.n_valid)
+
+
 def _row_var(batch: Batch, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Per-row population variance over valid items, and a "constant row" flag."""
     n_valid = batch.n_valid
@@ -55,8 +60,7 @@ def _row_var(batch: Batch, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     else:
         hi = row_max(np.where(batch.mask, x, -np.inf))
         lo = row_min(np.where(batch.mask, x, np.inf))
-    mean = safe_divide(row_sum(batch.zero_masked(x)), n_valid)
-    dev = batch.zero_masked(x - mean[:, None])
+    dev = batch.zero_masked(x - _row_mean(batch, x)[:, None])
     var = safe_divide(np.einsum("ij,ij->i", dev, dev), n_valid)
     return var, ~(hi > lo)
 
@@ -73,8 +77,7 @@ def tier_eta2_value(batch: Batch, center: str) -> float:
     """Corpus-level ``SS_between / SS_total`` of scores grouped by label value."""
     scores = batch.scores
     if center == "query":
-        mean = safe_divide(row_sum(batch.zero_masked(scores)), batch.n_valid)
-        scores = scores - mean[:, None]
+        scores = scores - _row_mean(batch, scores)[:, None]
     s = _pooled(batch, scores)
     y = _pooled(batch, batch.labels)
     if s.size == 0 or s.min() == s.max():

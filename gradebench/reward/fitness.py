@@ -56,12 +56,17 @@ PAPER_TABLE_24 = {
 }
 
 
+def _valid(shape: tuple[int, ...], mask: Any) -> np.ndarray:
+    """The boolean mask of valid items: ``mask`` as bool, or all True when it is None."""
+    return np.ones(shape, dtype=bool) if mask is None else np.asarray(mask, dtype=bool)
+
+
 def _check(scores: Any, labels: Any, mask: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     s = np.asarray(scores, dtype=np.float64)
     y = np.asarray(labels, dtype=np.float64)
     if s.ndim != 2 or s.shape != y.shape:
         raise InvalidArgumentError(f"scores {s.shape} and labels {y.shape} must be the same [n_queries, list_size]")
-    m = np.ones(s.shape, dtype=bool) if mask is None else np.asarray(mask, dtype=bool)
+    m = _valid(s.shape, mask)
     if m.shape != s.shape:
         raise InvalidArgumentError(f"mask {m.shape} must have the shape of scores {s.shape}")
     if not (np.isfinite(s[m]).all() and np.isfinite(y[m]).all()):
@@ -91,7 +96,7 @@ def score_spread(scores: Any, mask: Any = None) -> Spread:
         3.0
     """
     s = np.asarray(scores, dtype=np.float64)
-    v = s[np.ones(s.shape, bool) if mask is None else np.asarray(mask, dtype=bool)]
+    v = s[_valid(s.shape, mask)]
     if v.size == 0:
         raise InvalidArgumentError("no valid scores")
     p05, p95 = np.quantile(v, [0.05, 0.95])
@@ -106,7 +111,7 @@ def list_centered(scores: Any, mask: Any = None) -> np.ndarray:
         [[1.0, -1.0], [0.0, 0.0]]
     """
     s = np.asarray(scores, dtype=np.float64)
-    m = np.ones(s.shape, bool) if mask is None else np.asarray(mask, dtype=bool)
+    m = _valid(s.shape, mask)
     n = np.maximum(m.sum(axis=1), 1)
     mean = np.where(m, s, 0.0).sum(axis=1) / n
     return np.where(m, s - mean[:, None], 0.0)

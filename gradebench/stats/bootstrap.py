@@ -14,7 +14,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from gradebench.stats import _checks, _resampling
+from gradebench.stats import _checks, _paired, _resampling
 from gradebench.stats._checks import Alternative, NanPolicy
 from gradebench.stats._resampling import BatchedStatistic
 from gradebench.stats.results import ConfidenceInterval, PairedTestResult
@@ -88,17 +88,33 @@ def _interval(
     *,
     confidence: float,
     method: str,
-) -> tuple[float, float]:
+    statistic: str,
+    n_omitted: int,
+    n_resamples: int,
+    seed: int,
+) -> ConfidenceInterval:
+    """The interval of ``estimate`` read off the bootstrap values ``boot`` of ``data``."""
     if boot.min() == boot.max():  # every resample gave the same value (e.g. constant data)
-        value = float(boot[0])
-        return value, value
-    if method == "bca":
-        levels = bca_levels(boot, estimate, stat.jackknife(data), confidence)
+        low = high = float(boot[0])
     else:
-        tail = (1.0 - confidence) / 2.0
-        levels = (tail, 1.0 - tail)
-    low, high = np.quantile(boot, levels)
-    return float(low), float(high)
+        if method == "bca":
+            levels = bca_levels(boot, estimate, stat.jackknife(data), confidence)
+        else:
+            tail = (1.0 - confidence) / 2.0
+            levels = (tail, 1.0 - tail)
+        low, high = (float(q) for q in np.quantile(boot, levels))
+    return ConfidenceInterval(
+        estimate=estimate,
+        low=low,
+        high=high,
+        confidence=confidence,
+        method=method,
+        statistic=statistic,
+        n=int(data.shape[0]),
+        n_omitted=n_omitted,
+        n_resamples=n_resamples,
+        seed=seed,
+    )
 
 
 def bootstrap_ci(
@@ -154,18 +170,9 @@ def bootstrap_ci(
 
     estimate = float(_resampling.apply_statistic(stat.fn, data[None], name=stat.name)[0])
     boot = _resampling.bootstrap_distribution(data, stat.fn, n_resamples, _resampling.make_rng(seed), name=stat.name)
-    low, high = _interval(data, boot, estimate, stat, confidence=confidence, method=method)
-    return ConfidenceInterval(
-        estimate=estimate,
-        low=low,
-        high=high,
-        confidence=confidence,
-        method=method,
-        statistic=stat.name,
-        n=int(data.shape[0]),
-        n_omitted=n_omitted,
-        n_resamples=n_resamples,
-        seed=seed,
+    return _interval(
+        data, boot, estimate, stat, confidence=confidence, method=method, statistic=stat.name,
+        n_omitted=n_omitted, n_resamples=n_resamples, seed=seed,
     )
 
 
@@ -207,45 +214,21 @@ def paired_bootstrap_test(
         >>> round(r.statistic, 2), r.p_value < 0.01, r.ci.low > 0
         (0.32, True, True)
     """
-    n_resamples = _checks.check_n_resamples(n_resamples)
-    seed = _checks.check_seed(seed)
-    _checks.check_choice("alternative", alternative, _checks.ALTERNATIVES)
+    n_resamples, seed = _paired.check_test_args(n_resamples, seed, alternative)
     confidence = _checks.check_open_unit("confidence", confidence, example=0.95)
     _checks.check_choice("ci_method", ci_method, CI_METHODS)
-    arr_a, arr_b, n_omitted = _checks.paired_values(a, b, nan_policy=nan_policy)
-    d = arr_a - arr_b
+    x = _paired.paired_differences(a, b, nan_policy=nan_policy)
 
     stat = _resolve_statistic("mean")
-    observed = float(_resampling.mean_rows(d[None])[0])
-    boot = _resampling.bootstrap_distribution(d, stat.fn, n_resamples, _resampling.make_rng(seed), name="mean")
-    count = _resampling.count_extreme(boot - observed, observed, alternative, _resampling.tie_tolerance(d))
+    boot = _resampling.bootstrap_distribution(x.d, stat.fn, n_resamples, _resampling.make_rng(seed), name="mean")
+    count = _resampling.count_extreme(boot - x.observed, x.observed, alternative, _resampling.tie_tolerance(x.d))
     p_value = (count + 1) / (n_resamples + 1)
 
-    low, high = _interval(d, boot, observed, stat, confidence=confidence, method=ci_method)
-    n = int(d.shape[0])
-    ci = ConfidenceInterval(
-        estimate=observed,
-        low=low,
-        high=high,
-        confidence=confidence,
-        method=ci_method,
-        statistic="mean(a - b)",
-        n=n,
-        n_omitted=n_omitted,
-        n_resamples=n_resamples,
-        seed=seed,
+    ci = _interval(
+        x.d, boot, x.observed, stat, confidence=confidence, method=ci_method, statistic="mean(a - b)",
+        n_omitted=x.n_omitted, n_resamples=n_resamples, seed=seed,
     )
-    return PairedTestResult(
-        test="paired_bootstrap",
-        alternative=alternative,
-        statistic=observed,
-        p_value=p_value,
-        mean_a=float(arr_a.mean()),
-        mean_b=float(arr_b.mean()),
-        n=n,
-        n_omitted=n_omitted,
-        n_resamples=n_resamples,
-        exact=False,
-        seed=seed,
-        ci=ci,
+    return _paired.paired_result(
+        "paired_bootstrap", x, alternative=alternative, p_value=p_value, n_resamples=n_resamples, exact=False,
+        seed=seed, ci=ci,
     )

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from gradebench.stats import _checks, _resampling
+from gradebench.stats import _paired, _resampling
 from gradebench.stats._checks import Alternative, NanPolicy
 from gradebench.stats.results import PairedTestResult
 
@@ -45,35 +45,19 @@ def paired_randomization_test(
         >>> r.exact, r.n_resamples, r.p_value   # only +/-(1,1,1) are as extreme: 2/8
         (True, 8, 0.25)
     """
-    n_resamples = _checks.check_n_resamples(n_resamples)
-    seed = _checks.check_seed(seed)
-    _checks.check_choice("alternative", alternative, _checks.ALTERNATIVES)
-    arr_a, arr_b, n_omitted = _checks.paired_values(a, b, nan_policy=nan_policy)
-    d = arr_a - arr_b
-    n = int(d.shape[0])
+    n_resamples, seed = _paired.check_test_args(n_resamples, seed, alternative)
+    x = _paired.paired_differences(a, b, nan_policy=nan_policy)
 
-    observed = float(_resampling.mean_rows(d[None])[0])
-    exact = n <= _MAX_EXACT_QUERIES and 2**n <= n_resamples
+    exact = x.n <= _MAX_EXACT_QUERIES and 2**x.n <= n_resamples
     if exact:
-        n_draws = 2**n
-        null = _resampling.sign_flip_means(d, n_draws, None)
+        n_draws = 2**x.n
+        null = _resampling.sign_flip_means(x.d, n_draws, None)
     else:
         n_draws = n_resamples
-        null = _resampling.sign_flip_means(d, n_draws, _resampling.make_rng(seed))
-    count = _resampling.count_extreme(null, observed, alternative, _resampling.tie_tolerance(d))
+        null = _resampling.sign_flip_means(x.d, n_draws, _resampling.make_rng(seed))
+    count = _resampling.count_extreme(null, x.observed, alternative, _resampling.tie_tolerance(x.d))
     p_value = count / n_draws if exact else (count + 1) / (n_draws + 1)
-
-    return PairedTestResult(
-        test="paired_randomization",
-        alternative=alternative,
-        statistic=observed,
-        p_value=p_value,
-        mean_a=float(arr_a.mean()),
-        mean_b=float(arr_b.mean()),
-        n=n,
-        n_omitted=n_omitted,
-        n_resamples=n_draws,
-        exact=exact,
-        seed=seed,
-        ci=None,
+    return _paired.paired_result(
+        "paired_randomization", x, alternative=alternative, p_value=p_value, n_resamples=n_draws, exact=exact,
+        seed=seed, ci=None,
     )

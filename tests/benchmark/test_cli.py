@@ -7,21 +7,15 @@ import json
 import pytest
 
 from gradebench.benchmark.info import info
+from gradebench.cli import parse_resplit
+from gradebench.errors import InvalidArgumentError
 from gradebench.experiments.build import build
 from gradebench.recipes.catalog import list_recipes
-from gradebench.cli import main, parse_resplit
-from gradebench.errors import InvalidArgumentError
-from tests.conftest import FIXTURES
-
-
-def run(capsys, *args):
-    code = main(list(args))
-    out, err = capsys.readouterr()
-    return code, out, err
+from tests.conftest import FIXTURES, run_cli
 
 
 def test_build_json_equals_api(tmp_path, capsys):
-    code, out, err = run(capsys, "build", "demo", "--out", str(tmp_path), "--json")
+    code, out, err = run_cli(capsys, "build", "demo", "--out", str(tmp_path), "--json")
     assert code == 0, err
     printed = json.loads(out)
     api = build("demo", out=tmp_path, progress=False)  # cached now
@@ -33,14 +27,14 @@ def test_build_json_equals_api(tmp_path, capsys):
 
 def test_info_and_list_json_equal_api(tmp_path, capsys):
     r = build("demo", out=tmp_path, progress=False)
-    code, out, _ = run(capsys, "info", r.path, "--json")
+    code, out, _ = run_cli(capsys, "info", r.path, "--json")
     assert code == 0 and json.loads(out) == info(r.path)
-    code, out, _ = run(capsys, "list", "--json")
+    code, out, _ = run_cli(capsys, "list", "--json")
     assert code == 0 and json.loads(out) == list_recipes()
 
 
 def test_human_output_mentions_path(tmp_path, capsys):
-    code, out, _ = run(capsys, "build", "demo", "--out", str(tmp_path))
+    code, out, _ = run_cli(capsys, "build", "demo", "--out", str(tmp_path))
     assert code == 0 and "demo" in out and str(tmp_path) in out.replace("\n", "")
 
 
@@ -55,7 +49,7 @@ def test_human_output_mentions_path(tmp_path, capsys):
     ],
 )
 def test_errors_are_one_line_exit_2(tmp_path, capsys, args, needle):
-    code, out, err = run(capsys, *args, "--out", str(tmp_path)) if args[0] == "build" else run(capsys, *args)
+    code, out, err = run_cli(capsys, *args, "--out", str(tmp_path)) if args[0] == "build" else run_cli(capsys, *args)
     assert code == 2
     assert needle in err
     assert err.count("\n") == 1 and err.startswith("gradebench: error: ")
@@ -64,12 +58,12 @@ def test_errors_are_one_line_exit_2(tmp_path, capsys, args, needle):
 
 def test_info_on_incomplete_folder(tmp_path, capsys):
     (tmp_path / "half").mkdir()
-    code, _, err = run(capsys, "info", str(tmp_path / "half"))
+    code, _, err = run_cli(capsys, "info", str(tmp_path / "half"))
     assert code == 2 and "no manifest.json" in err
 
 
 def test_unknown_option_exit_2(capsys):
-    code, _, err = run(capsys, "build", "demo", "--bogus")
+    code, _, err = run_cli(capsys, "build", "demo", "--bogus")
     assert code == 2 and "bogus" in err
 
 
@@ -101,7 +95,7 @@ def test_bad_sources_exit_2_and_write_nothing(tmp_path, capsys, source, needle):
         src = tmp_path / "src" / "esnli_dev.csv"
         src.write_bytes((BAD / source).read_bytes())
     out_dir = tmp_path / "out"
-    code, out, err = run(capsys, "build", "esnli", "--source", str(src), "--out", str(out_dir))
+    code, out, err = run_cli(capsys, "build", "esnli", "--source", str(src), "--out", str(out_dir))
     assert code == 2, err
     assert needle in err and "hint:" in err and err.count("\n") == 1
     assert out == ""

@@ -15,24 +15,19 @@ from gradebench.datasets.base import GradedList
 from gradebench.errors import RecipeError, SourceFormatError, SourceNotFoundError
 from gradebench.hashing import key_digest, short_id
 from gradebench.recipes.loader import load_recipe
+from tests.builders._util import lists_and_skips, variant_builder
 from tests.conftest import FIXTURES, shared_data
+from tests.input_files import write_jsonl
 
 ART = FIXTURES / "anli"
 CHAOS = FIXTURES / "chaosnli" / "chaosNLI_v1.0" / "chaosNLI_alphanli.jsonl"
 
 
 def _builder(tmp_path: Path | None = None, **keys) -> ANLIBuilder:
-    if not keys:
-        return get_builder("anli")(load_recipe("anli"))
-    assert tmp_path is not None
-    p = tmp_path / "variant.yaml"
-    p.write_text(json.dumps({"extends": "anli", "name": "anli-variant", **keys}), encoding="utf-8")
-    return get_builder("anli")(load_recipe(p))
+    return variant_builder(tmp_path, "anli", keys, name="anli-variant")
 
 
-def _lists(b: ANLIBuilder, source: Path, limit: int | None = None) -> tuple[list[GradedList], Counter]:
-    sel = b.select(b.read(b.locate(source)), limit=limit)
-    return b.make_lists(sel.units), sel.skipped
+_lists = lists_and_skips
 
 
 def _grades(gl: GradedList) -> dict[str, tuple[float, int, int, float]]:
@@ -279,9 +274,7 @@ def test_chaosnli_skip_reasons(tmp_path):
         _alpha_row(u(7), hyp1=""),
         _alpha_row(u(8), hyp2="first  IDEA."),
     ]
-    p = tmp_path / "chaosNLI_alphanli.jsonl"
-    p.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
-    lists, skipped = _lists(_builder(), p)
+    lists, skipped = _lists(_builder(), write_jsonl(tmp_path / "chaosNLI_alphanli.jsonl", rows))
     assert [gl.query_extra[2] for gl in lists] == [u(1)]
     assert skipped == Counter(bad_story_id=1, unknown_label=1, inconsistent_votes=1, uid_mismatch=1, no_votes=1,
                               empty_observation=1, empty_hypothesis=1, identical_hypotheses=1)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import shutil
 from collections import Counter
 from pathlib import Path
@@ -17,7 +16,9 @@ from gradebench.errors import RecipeError, SourceFormatError, SourceNotFoundErro
 from gradebench.hashing import key_digest, short_id
 from gradebench.recipes.loader import load_recipe
 from gradebench.words import words
+from tests.builders._util import lists_and_skips, variant_builder
 from tests.conftest import FIXTURES, shared_data
+from tests.input_files import write_jsonl
 
 FIX = FIXTURES / "chaosnli"
 SNLI = FIX / "chaosNLI_v1.0" / "chaosNLI_snli.jsonl"
@@ -25,17 +26,11 @@ SNLI = FIX / "chaosNLI_v1.0" / "chaosNLI_snli.jsonl"
 
 def _builder(tmp_path: Path | None = None, base: str = "chaosnli-snli", **keys) -> ChaosNLIBuilder:
     """The builder of a shipped recipe, or of a recipe extending it with ``keys``."""
-    if not keys:
-        return get_builder("chaosnli")(load_recipe(base))
-    assert tmp_path is not None
-    p = tmp_path / "variant.yaml"
-    p.write_text(json.dumps({"extends": base, "name": "chaosnli-variant", **keys}), encoding="utf-8")
-    return get_builder("chaosnli")(load_recipe(p))
+    return variant_builder(tmp_path, base, keys, name="chaosnli-variant")
 
 
 def _lists(b: ChaosNLIBuilder, source: Path = FIX, limit: int | None = None) -> tuple[list[GradedList], Counter]:
-    sel = b.select(b.read(b.locate(source)), limit=limit)
-    return b.make_lists(sel.units), sel.skipped
+    return lists_and_skips(b, source, limit)
 
 
 def _by_label(gl: GradedList) -> dict[str, tuple[str, float, int, int]]:
@@ -234,9 +229,7 @@ def test_skip_reasons(tmp_path):
         _row("blank-premise", (50, 30, 20), premise="  "),
         _row("blank-hypothesis", (50, 30, 20), hypothesis=""),
     ]
-    p = tmp_path / "chaosNLI_snli.jsonl"
-    p.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
-    lists, skipped = _lists(_builder(), p)
+    lists, skipped = _lists(_builder(), write_jsonl(tmp_path / "chaosNLI_snli.jsonl", rows))
     assert [gl.query_extra[2] for gl in lists] == ["ok", "dup"]
     assert skipped == Counter(
         duplicate_query=1, unknown_label=1, inconsistent_votes=2, uid_mismatch=1, no_votes=1, single_grade=1,

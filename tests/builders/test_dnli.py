@@ -3,7 +3,6 @@ hand-written fixtures, recipe validation, and (marked integration) the real data
 
 from __future__ import annotations
 
-import json
 import shutil
 from collections import Counter
 from pathlib import Path
@@ -17,20 +16,18 @@ from gradebench.datasets.dnli.builder import DNLIBuilder, DNLINaturalBuilder
 from gradebench.errors import RecipeError
 from gradebench.recipes.loader import load_recipe
 from gradebench.words import words
+from tests.builders._util import lists_and_skips, recipe_builder
 from tests.conftest import FIXTURES, shared_data
+from tests.input_files import write_jsonl
 
 DNLI = FIXTURES / "dnli"
 
 
-def _builder(recipe: str | Path):
-    r = load_recipe(recipe)
-    return get_builder(r.source.family)(r)
+_builder = recipe_builder
 
 
 def _lists(recipe: str | Path, source: Path, limit: int | None = None):
-    b = _builder(recipe)
-    sel = b.select(b.read(b.locate(source)), limit=limit)
-    return b.make_lists(sel.units), sel.skipped
+    return lists_and_skips(recipe_builder(recipe), source, limit)
 
 
 def _variant(tmp_path: Path, base: str, body: str) -> Path:
@@ -41,12 +38,6 @@ def _variant(tmp_path: Path, base: str, body: str) -> Path:
 
 def _by_query(lists: list[GradedList]) -> dict[str, GradedList]:
     return {gl.query: gl for gl in lists}
-
-
-def _jsonl(path: Path, rows: list[dict]) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
-    return path
 
 
 def _snli(premise: str, hypothesis: str, update: str, kind: str, **over) -> dict:
@@ -185,7 +176,7 @@ def test_dnli_unknown_update_type_and_empty_update(tmp_path):
         _snli("A cat sleeps.", "The cat is tired.", "It just woke up.", "neutralizer"),
         _snli("A cat sleeps.", "The cat is tired.", "", "weakener"),
     ]
-    lists, skipped = _lists("dnli", _jsonl(tmp_path / "defeasible-snli" / "dev.jsonl", rows))
+    lists, skipped = _lists("dnli", write_jsonl(tmp_path / "defeasible-snli" / "dev.jsonl", rows))
     assert len(lists) == 1
     assert skipped == {"unknown_label": 1, "empty_explanation": 1}
 
@@ -254,8 +245,8 @@ def test_natural_candidate_order(tmp_path):
     """Shuffled by content digest (not by grade, not by file order); file order when shuffle is off."""
     rows = [_snli("A cat sleeps.", "The cat is tired.", f"Update number {i}.", k)
             for i, k in enumerate(["strengthener", "weakener"] * 4)]
-    fwd, _ = _lists("dnli-natural", _jsonl(tmp_path / "a" / "defeasible-snli" / "dev.jsonl", rows))
-    rev, _ = _lists("dnli-natural", _jsonl(tmp_path / "b" / "defeasible-snli" / "dev.jsonl", rows[::-1]))
+    fwd, _ = _lists("dnli-natural", write_jsonl(tmp_path / "a" / "defeasible-snli" / "dev.jsonl", rows))
+    rev, _ = _lists("dnli-natural", write_jsonl(tmp_path / "b" / "defeasible-snli" / "dev.jsonl", rows[::-1]))
     assert fwd[0].candidates == rev[0].candidates
     assert fwd[0].candidates != [r["Update"] for r in rows]
     plain = _variant(tmp_path, "dnli-natural", "shuffle_candidates: false\n")
@@ -277,8 +268,8 @@ def test_natural_grouping_and_row_skips(tmp_path):
         _snli("", h, "It yawns.", "strengthener"),
     ]
     test = [_snli(p, h, "It purrs.", "strengthener"), _snli(p, h, "It hisses.", "weakener")]
-    _jsonl(tmp_path / "defeasible-snli" / "dev.jsonl", dev)
-    _jsonl(tmp_path / "defeasible-snli" / "test.jsonl", test)
+    write_jsonl(tmp_path / "defeasible-snli" / "dev.jsonl", dev)
+    write_jsonl(tmp_path / "defeasible-snli" / "test.jsonl", test)
     lists, skipped = _lists("dnli-natural", tmp_path)
     assert len(lists) == 1 and lists[0].split == "validation"
     assert sorted(lists[0].candidates) == ["It is a kitten.", "It ran all day."]

@@ -10,10 +10,11 @@ import pytest
 
 from gradebench.datasets import get_builder
 from gradebench.datasets.mnli.builder import MNLIBuilder
+from gradebench.datasets.mnli.reader import TXT_HEADER
 from gradebench.datasets.tiers.builder import TIERED_COLUMNS
 from gradebench.errors import SourceFormatError
 from gradebench.recipes.loader import load_recipe, recipe_from_dict, recipe_from_json
-from gradebench.datasets.mnli.reader import TXT_HEADER
+from tests.builders._util import run_builder
 from tests.conftest import FIXTURES, REPO, shared_data
 
 RELEASE = FIXTURES / "mnli" / "multinli_1.0"
@@ -32,8 +33,7 @@ def _builder(**over) -> MNLIBuilder:
 
 
 def _lists(b: MNLIBuilder, source: Path = RELEASE, limit=None):
-    sel = b.select(b.read(b.locate(source)), limit=limit)
-    return sel, b.make_lists(sel.units)
+    return run_builder(b, source, limit)
 
 
 def test_recipe_and_registration():

@@ -15,6 +15,7 @@ from gradebench.datasets import get_builder
 from gradebench.datasets.nli_table.builder import NLITableBuilder
 from gradebench.errors import RecipeError
 from gradebench.recipes.loader import load_recipe, recipe_from_dict, recipe_from_json
+from tests.builders._util import run_builder
 from tests.conftest import FIXTURES, REPO, shared_data
 
 TABLE = FIXTURES / "nli_table"
@@ -45,9 +46,7 @@ def _explanation_gold(columns: dict, **over) -> NLITableBuilder:
     return NLITableBuilder(recipe_from_dict(data))
 
 
-def _lists(b: NLITableBuilder, source: Path):
-    sel = b.select(b.read(b.locate(source)), limit=None)
-    return sel, b.make_lists(sel.units)
+_lists = run_builder
 
 
 # --------------------------------------------------------------------------- recipe

@@ -15,6 +15,7 @@ from gradebench.datasets.winowhy.builder import WinoWhyBuilder, answer_index, gr
 from gradebench.errors import RecipeError, SourceFormatError, SourceNotFoundError
 from gradebench.hashing import key_digest
 from gradebench.recipes.loader import load_recipe
+from tests.builders._util import lists_and_skips, recipe_builder, run_builder, variant_builder
 from tests.conftest import FIXTURES, shared_data
 
 FIX = FIXTURES / "winowhy"
@@ -22,17 +23,11 @@ FIX = FIXTURES / "winowhy"
 
 def _builder(tmp_path: Path | None = None, **keys) -> WinoWhyBuilder:
     """The builder of recipes/winowhy.yaml, or of a recipe extending it with ``keys``."""
-    if not keys:
-        return get_builder("winowhy")(load_recipe("winowhy"))
-    assert tmp_path is not None
-    p = tmp_path / "variant.yaml"
-    p.write_text(json.dumps({"extends": "winowhy", "name": "winowhy-variant", **keys}), encoding="utf-8")
-    return get_builder("winowhy")(load_recipe(p))
+    return variant_builder(tmp_path, "winowhy", keys, name="winowhy-variant")
 
 
 def _lists(b: WinoWhyBuilder, source: Path = FIX, limit: int | None = None) -> tuple[list[GradedList], Counter]:
-    sel = b.select(b.read(b.locate(source)), limit=limit)
-    return b.make_lists(sel.units), sel.skipped
+    return lists_and_skips(b, source, limit)
 
 
 def _by_text(lst: GradedList) -> dict[str, list[tuple]]:
@@ -314,8 +309,7 @@ def test_skip_too_few_reasons(tmp_path):
 def test_units_are_picklable():
     import pickle
 
-    b = _builder()
-    sel = b.select(b.read(b.locate(FIX)), limit=None)
+    sel, _ = run_builder(_builder(), FIX)
     assert pickle.loads(pickle.dumps(sel.units)) == sel.units
     assert all(u.query_id and u.split == "test" for u in sel.units)
 
@@ -325,11 +319,9 @@ def test_units_are_picklable():
 
 @pytest.fixture(scope="module")
 def real() -> list[GradedList]:
-    src = shared_data("winowhy", "winowhy.json").parent
-    b = get_builder("winowhy")(load_recipe("winowhy"))
-    sel = b.select(b.read(b.locate(src)), limit=None)
+    sel, lists = run_builder(recipe_builder("winowhy"), shared_data("winowhy", "winowhy.json").parent)
     assert sel.skipped == Counter()
-    return b.make_lists(sel.units)
+    return lists
 
 
 def test_real_counts(real):

@@ -21,11 +21,12 @@ import pytest
 from gradebench.datasets import get_builder
 from gradebench.datasets.base import GradedList
 from gradebench.datasets.worldtree.builder import NegativeSampler, NegativeSpec, WorldTreeBuilder, WorldTreeRecords
+from gradebench.datasets.worldtree.reader import Fact, build_tablestore
 from gradebench.errors import InvalidArgumentError, RecipeError, SourceFormatError
 from gradebench.hashing import key_digest, short_id
 from gradebench.recipes.loader import load_recipe
-from gradebench.datasets.worldtree.reader import Fact, build_tablestore
 from gradebench.words import words
+from tests.builders._util import lists_and_skips, run_builder, variant_builder
 from tests.conftest import FIXTURES, REPO, shared_data
 
 FIX = FIXTURES / "worldtree"
@@ -35,19 +36,13 @@ COLUMNS = ["question_id", "question", "choices", "answer", "answer_key", "topic"
 
 
 def _builder(tmp_path: Path | None = None, **keys) -> WorldTreeBuilder:
-    """The builder of the shipped recipe, or of a recipe extending it with ``keys``."""
-    if not keys:
-        return get_builder("worldtree")(load_recipe("worldtree"))
-    assert tmp_path is not None
-    p = tmp_path / "variant.yaml"
-    p.write_text(json.dumps({"extends": str(RECIPE), "name": "worldtree-variant", **keys}), encoding="utf-8")
-    return get_builder("worldtree")(load_recipe(p))
+    """The builder of the shipped recipe, or of a recipe extending it (by path) with ``keys``."""
+    return variant_builder(tmp_path, "worldtree", keys, name="worldtree-variant", extends=str(RECIPE))
 
 
 def _run(b: WorldTreeBuilder, source: Path = FIX, limit: int | None = None) -> tuple[dict[str, GradedList], Counter]:
-    sel = b.select(b.read(b.locate(source)), limit=limit)
-    lists = b.make_lists(sel.units)
-    return {gl.query_extra[0]: gl for gl in lists}, sel.skipped
+    lists, skipped = lists_and_skips(b, source, limit)
+    return {gl.query_extra[0]: gl for gl in lists}, skipped
 
 
 def _rows(gl: GradedList) -> dict[str, dict]:
@@ -482,9 +477,7 @@ def test_build_end_to_end(tmp_path):
 
 @pytest.fixture(scope="module")
 def real():
-    b = _builder()
-    sel = b.select(b.read(b.locate(shared_data("worldtree"))), limit=None)
-    return sel, b.make_lists(sel.units)
+    return run_builder(_builder(), shared_data("worldtree"))
 
 
 @pytest.mark.integration

@@ -1,4 +1,5 @@
-"""Shared helpers for the CLI tests: run in-process, or as ``python -m gradebench``."""
+"""Shared helpers for the CLI tests: run as ``python -m gradebench`` (in-process: the ``cli`` fixture of
+tests/conftest.py), and check one-line errors."""
 
 from __future__ import annotations
 
@@ -6,22 +7,7 @@ import os
 import subprocess
 import sys
 
-import pytest
-
-from gradebench.cli import main
 from tests.conftest import REPO
-
-
-@pytest.fixture
-def cli(capsys):
-    """``cli(*args) -> (exit_code, stdout, stderr)``, running ``gradebench.cli.main`` in-process."""
-
-    def run(*args: str):
-        code = main(list(args))
-        out, err = capsys.readouterr()
-        return code, out, err
-
-    return run
 
 
 def run_module(*args: str, timeout: float = 120) -> subprocess.CompletedProcess:

@@ -1,19 +1,16 @@
-"""Loss tests run torch on one intra-op thread.
+"""Loss tests run torch on one intra-op thread (see :func:`tests.conftest.one_torch_thread`).
 
-Every tensor here is tiny; with several threads, kernels that always dispatch to the thread pool
-(softmax, log-softmax) spend their time waking threads, which on a busy 2-core machine makes the
-suite several times slower. The previous thread count is restored after each test.
+Every tensor here is tiny; the previous thread count is restored after each test.
 """
 
 from __future__ import annotations
 
 import pytest
-import torch
+
+from tests.conftest import one_torch_thread
 
 
 @pytest.fixture(autouse=True)
 def _one_torch_thread():  # noqa: ANN202
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
+    with one_torch_thread():
+        yield

@@ -41,12 +41,14 @@ from __future__ import annotations
 
 import functools
 import math
+from typing import NamedTuple
 
 import numpy as np
 import pytest
 import torch
 
 from gradebench import losses as L
+from tests.conftest import one_torch_thread
 
 pytestmark = [
     pytest.mark.reference,
@@ -65,10 +67,8 @@ TOL = 1e-6
 @pytest.fixture(autouse=True)
 def _one_torch_thread():  # noqa: ANN202
     """Tiny tensors: one intra-op thread avoids thread-pool wake-ups on a busy machine."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
+    with one_torch_thread():
+        yield
 
 
 def _t(a: np.ndarray) -> torch.Tensor:
@@ -160,12 +160,23 @@ def _inputs(seed: int, batch: int, size: int, *, ragged: bool, tie_free: bool = 
     return scores, labels, mask
 
 
-CASES = [  # (seed, batch, list_size, ragged): the smallest list, a ragged one, the largest
-    (0, 6, 2, False),
-    (1, 6, 7, True),
-    (3, 4, 64, True),
+class Case(NamedTuple):
+    seed: int
+    batch: int
+    size: int  # list size
+    ragged: bool
+
+    def inputs(self, **kwargs: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+        """:func:`_inputs` for this case (``tie_free``, ``positive``)."""
+        return _inputs(self.seed, self.batch, self.size, ragged=self.ragged, **kwargs)
+
+
+CASES = [  # the smallest list, a ragged one, the largest
+    Case(0, 6, 2, False),
+    Case(1, 6, 7, True),
+    Case(3, 4, 64, True),
 ]
-CASE_IDS = [f"L{c[2]}{'-ragged' if c[3] else ''}" for c in CASES]
+CASE_IDS = [f"L{c.size}{'-ragged' if c.ragged else ''}" for c in CASES]
 
 
 def _check(ours_fn, rax_fn, scores: np.ndarray, labels: np.ndarray, mask: np.ndarray | None,
@@ -195,9 +206,8 @@ def _jitted_value_and_grad(rax_fn):  # noqa: ANN001, ANN202
 
 
 @pytest.mark.parametrize("case", CASES, ids=CASE_IDS)
-def test_matches_rax_pointwise(case: tuple) -> None:
-    seed, batch, size, ragged = case
-    s, y, m = _inputs(seed, batch, size, ragged=ragged)
+def test_matches_rax_pointwise(case: Case) -> None:
+    s, y, m = case.inputs()
     _check(lambda a, b, w: L.mse(a, b, mask=w),
            lambda a, b, w: rax.pointwise_mse_loss(a, b, where=w), s, y, m)
     _check(lambda a, b, w: L.sigmoid_ce(a, b / 4, mask=w),
@@ -205,9 +215,8 @@ def test_matches_rax_pointwise(case: tuple) -> None:
 
 
 @pytest.mark.parametrize("case", CASES, ids=CASE_IDS)
-def test_matches_rax_pairwise(case: tuple) -> None:
-    seed, batch, size, ragged = case
-    s, y, m = _inputs(seed, batch, size, ragged=ragged)
+def test_matches_rax_pairwise(case: Case) -> None:
+    s, y, m = case.inputs()
     _check(lambda a, b, w: L.ranknet(a, b, mask=w),
            lambda a, b, w: rax.pairwise_logistic_loss(a, b, where=w), s, y, m)
     _check(lambda a, b, w: L.hinge(a, b, mask=w),
@@ -227,28 +236,26 @@ def test_matches_rax_pairwise(case: tuple) -> None:
 
 @pytest.mark.parametrize("gain", ["exp2", "linear"])
 @pytest.mark.parametrize("case", CASES, ids=CASE_IDS)
-def test_matches_rax_lambda_weighted(case: tuple, gain: str) -> None:
-    seed, batch, size, ragged = case
-    s, y, m = _inputs(seed, batch, size, ragged=ragged)
+def test_matches_rax_lambda_weighted(case: Case, gain: str) -> None:
+    s, y, m = case.inputs()
     gain_fn = (lambda v: jnp.exp2(v) - 1.0) if gain == "exp2" else (lambda v: v)
     for name, normalize in (("lambdaloss", False), ("lambdarank", True)):
         weight_fn = functools.partial(rax.dcg_lambdaweight, normalize=normalize, gain_fn=gain_fn)
         _check(lambda a, b, w, name=name: getattr(L, name)(a, b, mask=w, gain=gain),
                lambda a, b, w, f=weight_fn: rax.pairwise_logistic_loss(a, b, where=w, lambdaweight_fn=f),
-               s, y, m, factor=float(size))
+               s, y, m, factor=float(case.size))
 
 
 @pytest.mark.parametrize("case", CASES, ids=CASE_IDS)
-def test_matches_rax_listnet(case: tuple) -> None:
-    seed, batch, size, ragged = case
-    s, y, m = _inputs(seed, batch, size, ragged=ragged)
+def test_matches_rax_listnet(case: Case) -> None:
+    s, y, m = case.inputs()
     _check(lambda a, b, w: L.listnet(a, b, mask=w, target="raw"),
            lambda a, b, w: rax.softmax_loss(a, b, where=w), s, y, m)
     for temp in (1.0, 0.5):
         label_fn = functools.partial(_softmax_target, temperature=temp)
         _check(lambda a, b, w, t=temp: L.listnet(a, b, mask=w, temperature=t),
                lambda a, b, w, f=label_fn: rax.softmax_loss(a, b, where=w, label_fn=f), s, y, m)
-    s, y, m = _inputs(seed, batch, size, ragged=ragged, positive=True)
+    s, y, m = case.inputs(positive=True)
     _check(lambda a, b, w: L.listnet(a, b, mask=w, target="normalize"),
            lambda a, b, w: rax.softmax_loss(a, b, where=w, label_fn=rax.utils.normalize_probabilities),
            s, y, m)
@@ -275,11 +282,10 @@ def test_listnet_normalize_all_zero_list_is_the_documented_deviation() -> None:
 
 
 @pytest.mark.parametrize("case", CASES, ids=CASE_IDS)
-def test_matches_rax_listmle(case: tuple) -> None:
-    seed, batch, size, ragged = case
-    s, y, m = _inputs(seed, batch, size, ragged=ragged)  # tied labels
+def test_matches_rax_listmle(case: Case) -> None:
+    s, y, m = case.inputs()  # tied labels
     _check(lambda a, b, w: L.listmle(a, b, mask=w, seed=None), _rax_listmle, s, y, m, jit=True)
-    s, y, m = _inputs(seed, batch, size, ragged=ragged, tie_free=True)
+    s, y, m = case.inputs(tie_free=True)
     # Without ties the seed cannot matter.
     _check(lambda a, b, w: L.listmle(a, b, mask=w, seed=12345), _rax_listmle, s, y, m, jit=True)
 
@@ -290,9 +296,8 @@ def _rax_listmle(scores, labels, where):  # noqa: ANN001, ANN202
 
 @pytest.mark.parametrize(("temperature", "gain"), [(1.0, "exp2"), (0.3, "linear")])
 @pytest.mark.parametrize("case", CASES, ids=CASE_IDS)
-def test_matches_rax_approxndcg(case: tuple, temperature: float, gain: str) -> None:
-    seed, batch, size, ragged = case
-    s, y, m = _inputs(seed, batch, size, ragged=ragged)
+def test_matches_rax_approxndcg(case: Case, temperature: float, gain: str) -> None:
+    s, y, m = case.inputs()
     gain_fn = (lambda v: jnp.exp2(v) - 1.0) if gain == "exp2" else (lambda v: v)
     approx = rax.approx_t12n(rax.ndcg_metric, temperature=temperature)
     _check(lambda a, b, w: L.approxndcg(a, b, mask=w, temperature=temperature, gain=gain),
@@ -322,9 +327,8 @@ def _lipo_lambda_loop(scores: np.ndarray, labels: np.ndarray, mask: np.ndarray) 
 
 
 @pytest.mark.parametrize("case", CASES, ids=CASE_IDS)
-def test_lambdaloss_equals_lipo_eq10_loop(case: tuple) -> None:
-    seed, batch, size, ragged = case
-    s, y, m = _inputs(seed, batch, size, ragged=ragged)
+def test_lambdaloss_equals_lipo_eq10_loop(case: Case) -> None:
+    s, y, m = case.inputs()
     y = y / 4.0  # LiPO's psi in [0, 1]
     mask = np.ones_like(s, dtype=bool) if m is None else m
     total, pairs = _lipo_lambda_loop(s, y, mask)

@@ -58,11 +58,9 @@ class QueryBlindFake(Scorer):
 
 
 @pytest.fixture(scope="session")
-def demo_bench(tmp_path_factory) -> Path:
-    from gradebench.experiments.build import build
-
-    out = tmp_path_factory.mktemp("bench")
-    return Path(build("demo", out=out, progress=False).path)
+def demo_bench(demo_benchmark) -> Path:
+    """The session's demo benchmark (``demo_benchmark`` of tests/conftest.py)."""
+    return demo_benchmark
 
 
 def fake_run(bench_fingerprint: str, *, seed: int = 7, loss: str = "listnet", epochs: int = 3):

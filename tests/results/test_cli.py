@@ -6,20 +6,14 @@ import json
 
 import pytest
 
-from gradebench.cli import main
 from gradebench.experiments.leaderboard import leaderboard
 from gradebench.experiments.query import run_query
 from gradebench.experiments.render import text
 from gradebench.experiments.store import read_record
 from gradebench.experiments.sweep import sweep
+from tests.conftest import run_cli
 
 VOLATILE = ("created_at", "timings", "environment")
-
-
-def run(capsys, *args):
-    code = main([str(a) for a in args])
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def _stable(doc):
@@ -31,7 +25,7 @@ def test_eval_json_equals_api(demo_bench, tmp_path, capsys):
     from gradebench.scorers import make_scorer
 
     res = tmp_path / "res"
-    code, out, err = run(capsys, "eval", "--benchmark", demo_bench, "--scorer", "length", "--set", "prefer=shorter",
+    code, out, err = run_cli(capsys, "eval", "--benchmark", demo_bench, "--scorer", "length", "--set", "prefer=shorter",
                          "--seed", 3, "--resamples", 100, "--results-dir", res, "--json")
     assert code == 0, err
     printed = json.loads(out)
@@ -40,7 +34,7 @@ def test_eval_json_equals_api(demo_bench, tmp_path, capsys):
     api = evaluate_scorer(demo_bench, make_scorer("length", {"prefer": "shorter"}, seed=3), seed=3,
                           n_resamples=100, write=False)
     assert _stable(printed) == _stable(api.to_dict())
-    code, out, _ = run(capsys, "eval", "--benchmark", demo_bench, "--scorer", "bm25", "--results-dir", res)
+    code, out, _ = run_cli(capsys, "eval", "--benchmark", demo_bench, "--scorer", "bm25", "--results-dir", res)
     assert code == 0 and "ndcg@5" in out and "bm25" in out
 
 
@@ -53,7 +47,7 @@ def test_eval_json_equals_api(demo_bench, tmp_path, capsys):
     (["--run", "/no/such/run"], "no such run folder"),
 ])
 def test_eval_errors(demo_bench, tmp_path, capsys, args, needle):
-    code, out, err = run(capsys, "eval", "--benchmark", demo_bench, "--results-dir", tmp_path, *args)
+    code, out, err = run_cli(capsys, "eval", "--benchmark", demo_bench, "--results-dir", tmp_path, *args)
     assert code == 2 and out == ""
     assert err.startswith("gradebench: error: ") and needle in err and err.count("\n") == 1
 
@@ -63,17 +57,17 @@ def test_eval_from_run(demo_bench, tmp_path, capsys):
 
     result = train(demo_bench, "lambdamart", config={"n_estimators": 5, "min_child_samples": 5},
                    out=tmp_path / "run", options={"seed": 4})
-    code, out, err = run(capsys, "eval", "--benchmark", demo_bench, "--run", result.run_dir,
+    code, out, err = run_cli(capsys, "eval", "--benchmark", demo_bench, "--run", result.run_dir,
                          "--results-dir", tmp_path / "res", "--json", "--resamples", 50)
     assert code == 0, err
     printed = json.loads(out)
     assert printed["run"]["run_fingerprint"] == result.run_fingerprint and printed["system_seed"] == 4
     assert printed["scorer"]["name"] == "lambdamart" and printed["timings"]["train"] == result.timings
-    code, out2, err = run(capsys, "eval", "--run", result.run_dir, "--results-dir", tmp_path / "res", "--json",
+    code, out2, err = run_cli(capsys, "eval", "--run", result.run_dir, "--results-dir", tmp_path / "res", "--json",
                           "--resamples", 50)  # --benchmark defaults to the run's
     assert code == 0, err
     assert json.loads(out2)["id"] == printed["id"]
-    code, out, err = run(capsys, "plot", "--run", result.run_dir, "--out", tmp_path / "curves.png", "--json")
+    code, out, err = run_cli(capsys, "plot", "--run", result.run_dir, "--out", tmp_path / "curves.png", "--json")
     assert code == 0, err
     assert json.loads(out) == {"out": str(tmp_path / "curves.png")}
 
@@ -82,48 +76,48 @@ def test_eval_from_run(demo_bench, tmp_path, capsys):
 def store(demo_bench, tmp_path, capsys):
     res = tmp_path / "res"
     for scorer in ("bm25", "random", "length"):
-        assert run(capsys, "eval", "--benchmark", demo_bench, "--scorer", scorer, "--split", "train",
+        assert run_cli(capsys, "eval", "--benchmark", demo_bench, "--scorer", scorer, "--split", "train",
                    "--resamples", 50, "--results-dir", res, "--json")[0] == 0
     return res
 
 
 def test_leaderboard_json_equals_api(store, capsys, monkeypatch):
     monkeypatch.setenv("COLUMNS", "80")
-    code, out, err = run(capsys, "leaderboard", "--split", "train", "--format", "json", "--results-dir", store)
+    code, out, err = run_cli(capsys, "leaderboard", "--split", "train", "--format", "json", "--results-dir", store)
     assert code == 0, err
     assert json.loads(out) == leaderboard(store, split="train").to_dict()
-    code, out, _ = run(capsys, "leaderboard", "--split", "train", "--results-dir", store, "--sort-by", "kendall",
+    code, out, _ = run_cli(capsys, "leaderboard", "--split", "train", "--results-dir", store, "--sort-by", "kendall",
                        "--format", "md")
     assert code == 0 and out == leaderboard(store, split="train", sort_by="kendall").to_markdown()
-    code, out, _ = run(capsys, "leaderboard", "--split", "train", "--results-dir", store, "--sort-by", "kendall")
+    code, out, _ = run_cli(capsys, "leaderboard", "--split", "train", "--results-dir", store, "--sort-by", "kendall")
     assert code == 0 and out == text(leaderboard(store, split="train", sort_by="kendall"), width=80)  # the default
-    code, out, _ = run(capsys, "leaderboard", "--split", "train", "--results-dir", store, "--wide")
+    code, out, _ = run_cli(capsys, "leaderboard", "--split", "train", "--results-dir", store, "--wide")
     assert code == 0 and out == text(leaderboard(store, split="train"), wide=True)
-    code, _, err = run(capsys, "leaderboard", "--results-dir", store, "--wide", "--format", "md")
+    code, _, err = run_cli(capsys, "leaderboard", "--results-dir", store, "--wide", "--format", "md")
     assert code == 2 and "--wide conflicts with --format md" in err
-    code, out, _ = run(capsys, "leaderboard", "--split", "train", "--results-dir", store, "--format", "html")
+    code, out, _ = run_cli(capsys, "leaderboard", "--split", "train", "--results-dir", store, "--format", "html")
     assert code == 0 and out == leaderboard(store, split="train").to_html()
-    code, _, err = run(capsys, "leaderboard", "--results-dir", store, "--format", "pdf")
+    code, _, err = run_cli(capsys, "leaderboard", "--results-dir", store, "--format", "pdf")
     assert code == 2 and "unknown --format 'pdf'" in err
 
 
 def test_query_json_equals_api(store, capsys):
     sql = 'select scorer, "ndcg@5", "ndcg@5_low" from results order by scorer'
-    code, out, err = run(capsys, "query", sql, "--format", "json", "--results-dir", store)
+    code, out, err = run_cli(capsys, "query", sql, "--format", "json", "--results-dir", store)
     assert code == 0, err
     assert json.loads(out) == run_query(sql, results_dir=store).to_dict()
-    code, out, _ = run(capsys, "query", sql, "--format", "csv", "--results-dir", store)
+    code, out, _ = run_cli(capsys, "query", sql, "--format", "csv", "--results-dir", store)
     assert code == 0 and out.splitlines()[0] == "scorer,ndcg@5,ndcg@5_low" and len(out.splitlines()) == 4
-    code, out, err = run(capsys, "query", "select * form results", "--results-dir", store)
+    code, out, err = run_cli(capsys, "query", "select * form results", "--results-dir", store)
     assert code == 2 and "SQL error" in err and err.count("\n") == 1
 
 
 def test_plot_record(store, tmp_path, capsys):
     rid = run_query("select id from results where scorer = 'bm25'", results_dir=store).rows[0][0]
-    code, out, err = run(capsys, "plot", "--record", rid[:8], "--out", tmp_path / "p.png", "--results-dir", store)
+    code, out, err = run_cli(capsys, "plot", "--record", rid[:8], "--out", tmp_path / "p.png", "--results-dir", store)
     assert code == 0, err
     assert (tmp_path / "p.png").read_bytes()[:4] == b"\x89PNG"
-    code, _, err = run(capsys, "plot", "--record", rid, "--run", "/r", "--out", tmp_path / "q.png")
+    code, _, err = run_cli(capsys, "plot", "--record", rid, "--run", "/r", "--out", tmp_path / "q.png")
     assert code == 2 and "--record and --run conflict" in err
 
 
@@ -132,12 +126,12 @@ def test_sweep_json_equals_api(demo_bench, tmp_path, capsys):
     exp.write_text(f"name: t\nbenchmarks: [{{path: {demo_bench}}}]\nscorers: [{{name: overlap}}]\n"
                    "seeds: [0, 1]\nn_resamples: 20\n")
     args = ["sweep", exp, "--results-dir", tmp_path / "res", "--runs-dir", tmp_path / "runs", "--json"]
-    code, out, err = run(capsys, *args)
+    code, out, err = run_cli(capsys, *args)
     assert code == 0, err
     first = json.loads(out)
     assert (first["evaluated"], first["skipped"]) == (2, 0)
     api = sweep(exp, results_dir=tmp_path / "res", runs_dir=tmp_path / "runs").to_dict()
-    code, out, _ = run(capsys, *args)
+    code, out, _ = run_cli(capsys, *args)
     again = json.loads(out)
     assert (again["evaluated"], again["skipped"]) == (0, 2)
     assert {k: v for k, v in again.items() if k != "seconds"} == {k: v for k, v in api.items() if k != "seconds"}
@@ -147,13 +141,13 @@ def test_a_first_eval_lands_under_gradebench_out_and_the_readers_find_it(demo_be
     """No --results-dir anywhere: eval writes gradebench-out/results, leaderboard and query read it,
     and nothing is written to a leaderboard/results beside it (the project's committed records)."""
     monkeypatch.chdir(tmp_path)
-    code, out, err = run(capsys, "eval", "--benchmark", demo_bench, "--scorer", "length", "--resamples", 20, "--json")
+    code, out, err = run_cli(capsys, "eval", "--benchmark", demo_bench, "--scorer", "length", "--resamples", 20, "--json")
     assert code == 0, err
     rid = json.loads(out)["id"]
     assert (tmp_path / "gradebench-out" / "results" / "demo" / f"{rid}.json").is_file()
     assert not (tmp_path / "leaderboard").exists()
-    code, out, err = run(capsys, "leaderboard", "--format", "json")
+    code, out, err = run_cli(capsys, "leaderboard", "--format", "json")
     assert code == 0, err
     assert [r["system"] for b in json.loads(out)["boards"] for r in b["rows"]] == ["length"]
-    code, out, err = run(capsys, "query", "select id from results", "--format", "json")
+    code, out, err = run_cli(capsys, "query", "select id from results", "--format", "json")
     assert code == 0 and json.loads(out)["rows"] == [{"id": rid}], err

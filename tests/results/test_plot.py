@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import struct
 
 import numpy as np
@@ -11,6 +10,7 @@ import pytest
 from gradebench.errors import GradebenchError, InvalidArgumentError
 from gradebench.experiments.evaluate import evaluate_scorer
 from gradebench.experiments.plot import kde, plot_history, plot_run
+from tests.input_files import write_jsonl
 from tests.results.conftest import Noisy, fake_run
 
 PNG = b"\x89PNG\r\n\x1a\n"
@@ -45,7 +45,7 @@ def test_plot_history_from_jsonl_and_run_json(tmp_path):
     a.mkdir()
     lines = [{"epoch": e, "train_loss": 1 / e, "eval_ndcg@5": 0.5 + e / 20, "eval_spearman": 0.1 * e,
               "epoch_s": 0.3} for e in range(1, 5)]
-    (a / "history.jsonl").write_text("".join(json.dumps(x) + "\n" for x in lines))
+    write_jsonl(a / "history.jsonl", lines)
     assert _png_size(plot_history(a, tmp_path / "a.png"))[0] > 300
     b = tmp_path / "run_b"
     write_json_atomic(b / RUN_JSON, fake_run("f" * 64).to_dict())

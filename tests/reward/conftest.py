@@ -1,6 +1,6 @@
 """Fixtures of the reward tests: tiny trained runs on the demo benchmark and their exports.
 
-``demo_benchmark`` comes from tests/conftest.py. The runs train for one epoch on the demo
+``demo_benchmark`` and ``tiny_bert`` come from tests/conftest.py. The runs train for one epoch on the demo
 benchmark (hashed-mlp in about a second; a tiny random BERT cross-encoder on 8 queries), once
 per session.
 """
@@ -32,20 +32,6 @@ def hashed_reward(hashed_run, tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("hashed-reward") / "reward"
     export_reward(hashed_run, out=out, results_dir=tmp_path_factory.mktemp("no-results"))
     return out
-
-
-@pytest.fixture(scope="session")
-def tiny_bert(demo_benchmark, tmp_path_factory) -> Path:
-    """A tiny random BERT encoder with a WordPiece tokenizer counted from the demo texts."""
-    from gradebench.benchmark.lists import open_benchmark
-    from tests.scorers.conftest import build_tiny_bert
-
-    bench = open_benchmark(demo_benchmark)
-    texts: list[str] = []
-    for split in bench.splits:
-        lists = bench.lists(split)
-        texts += [str(q) for q in lists.queries] + [str(c) for c in lists.candidates[lists.mask]]
-    return build_tiny_bert(tmp_path_factory.mktemp("tiny_bert"), texts)
 
 
 def _ce_run(demo_benchmark, tiny_bert, out: Path, head: str) -> Path:

@@ -8,20 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from gradebench.cli import main
 from gradebench.errors import InvalidArgumentError, RunError, UnknownNameError
 from gradebench.reward import REWARD_FILE, RewardError, export_reward, load, reward_report
 from tests.cli.conftest import assert_one_line_error
-
-
-@pytest.fixture
-def cli(capsys):
-    def run(*args: str):
-        code = main([str(a) for a in args])
-        out, err = capsys.readouterr()
-        return code, out, err
-
-    return run
 
 
 def _copy(src: Path, dst: Path) -> Path:

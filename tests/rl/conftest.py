@@ -1,9 +1,7 @@
 """Fixtures of the policy-optimisation tests: a tiny offline GPT-2 policy and a plain reward.
 
-The policy is built from nothing in a session temp dir: a byte-level BPE tokenizer trained with
-the ``tokenizers`` library on the demo benchmark's texts (400 tokens, ``<|endoftext|>`` as
-BOS/EOS, ``<pad>`` as padding) and a randomly initialised ``GPT2LMHeadModel``
-(``n_layer=2, n_embd=32, n_head=2``, 256 positions, seeded), saved with ``save_pretrained``.
+The policy is built from nothing in a session temp dir by :func:`tests.tiny_models.build_tiny_gpt2`
+on the demo benchmark's texts (a byte-level BPE tokenizer and a seeded random ``GPT2LMHeadModel``).
 """
 
 from __future__ import annotations
@@ -12,49 +10,12 @@ from pathlib import Path
 
 import pytest
 
-TINY_GPT2 = {"n_layer": 2, "n_embd": 32, "n_head": 2, "n_positions": 256}
-
-
-def demo_texts(benchmark: Path) -> list[str]:
-    from gradebench.benchmark.lists import open_benchmark
-
-    bench = open_benchmark(benchmark)
-    texts: list[str] = []
-    for split in bench.splits:
-        lists = bench.lists(split)
-        texts += [str(q) for q in lists.queries] + [str(c) for c in lists.candidates[lists.mask]]
-    return texts
-
-
-def build_tiny_gpt2(out: Path, texts: list[str], *, seed: int = 0) -> Path:
-    """Write a tiny random GPT-2 + byte-level BPE tokenizer for ``texts`` into ``out``; returns ``out``."""
-    import torch
-    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
-    from transformers import GPT2Config, GPT2LMHeadModel, PreTrainedTokenizerFast
-
-    tok = Tokenizer(models.BPE())
-    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
-    tok.decoder = decoders.ByteLevel()
-    trainer = trainers.BpeTrainer(vocab_size=400, special_tokens=["<|endoftext|>", "<pad>"],
-                                  initial_alphabet=pre_tokenizers.ByteLevel.alphabet(), show_progress=False)
-    tok.train_from_iterator(texts, trainer)
-    fast = PreTrainedTokenizerFast(tokenizer_object=tok, bos_token="<|endoftext|>", eos_token="<|endoftext|>",
-                                   unk_token="<|endoftext|>", pad_token="<pad>",
-                                   model_max_length=TINY_GPT2["n_positions"])
-    config = GPT2Config(vocab_size=tok.get_vocab_size(), bos_token_id=fast.bos_token_id,
-                        eos_token_id=fast.eos_token_id, pad_token_id=fast.pad_token_id, **TINY_GPT2)
-    with torch.random.fork_rng(devices=[]):
-        torch.manual_seed(seed)
-        model = GPT2LMHeadModel(config)
-    out.mkdir(parents=True, exist_ok=True)
-    model.save_pretrained(out)
-    fast.save_pretrained(out)
-    return out
-
 
 @pytest.fixture(scope="session")
 def tiny_gpt2(tmp_path_factory, demo_benchmark) -> Path:
     """Folder of a tiny random GPT-2 policy with a BPE tokenizer trained on the demo texts."""
+    from tests.tiny_models import build_tiny_gpt2, demo_texts
+
     return build_tiny_gpt2(tmp_path_factory.mktemp("tiny_gpt2"), demo_texts(demo_benchmark))
 
 

@@ -10,19 +10,8 @@ import pytest
 pytest.importorskip("torch")
 pytest.importorskip("trl")
 
-from gradebench.cli import main  # noqa: E402
 from tests.cli.conftest import assert_one_line_error  # noqa: E402
 from tests.rl.conftest import weights_changed  # noqa: E402
-
-
-@pytest.fixture
-def cli(capsys):
-    def run(*args: str):
-        code = main([str(a) for a in args])
-        out, err = capsys.readouterr()
-        return code, out, err
-
-    return run
 
 
 def _api_again(result: dict, fn, *args, **kwargs) -> dict:

@@ -13,6 +13,7 @@ import pytest
 
 from gradebench.errors import GradebenchError, InvalidArgumentError, SourceNotFoundError
 from gradebench.scorers import TrainOptions, get_scorer_class, make_scorer
+from tests.conftest import one_torch_thread
 
 torch = pytest.importorskip("torch")
 pytest.importorskip("sentence_transformers")
@@ -25,10 +26,8 @@ SHIFT_INVARIANT = {"listnet", "lambdaloss", "ranknet"}
 @pytest.fixture(autouse=True, scope="module")
 def _one_torch_thread():
     """One intra-op thread: on a shared 2-core box, 2 spinning threads made small ops 10-30x slower."""
-    n = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(n)
+    with one_torch_thread():
+        yield
 
 
 def scorer(tiny_bert, **config):

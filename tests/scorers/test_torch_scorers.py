@@ -2,18 +2,16 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from dataclasses import replace
-from pathlib import Path
 
 import numpy as np
 import pytest
 
-from gradebench.errors import InvalidArgumentError, UnknownNameError
 from gradebench.benchmark.lists import Lists
+from gradebench.errors import InvalidArgumentError, UnknownNameError
 from gradebench.losses import LOSSES
 from gradebench.scorers import TrainOptions, get_scorer_class, make_scorer
+from tests.conftest import modules_loaded_by
 
 TINY = {"dim": 2**10, "shared_dim": 2**8, "embed_dim": 8, "hidden": 16}
 TINY_PAIR = {**TINY, "pair_hidden": 16, "pair_layers": 2}
@@ -21,24 +19,14 @@ TINY_BLIND = {"dim": 2**12}
 CONFIGS = {"hashed-mlp": TINY, "pair-mlp": TINY_PAIR, "query-blind": TINY_BLIND}
 
 
-@pytest.fixture(scope="module")
-def demo(tmp_path_factory) -> dict[str, Lists]:
-    """``{split: Lists}`` of the demo benchmark (38/5/5 queries x 5 candidates)."""
-    from gradebench.experiments.build import build
-    from gradebench.benchmark.lists import open_benchmark
-
-    bench = open_benchmark(Path(build("demo", out=tmp_path_factory.mktemp("demo"), progress=False).path))
-    return {split: bench.lists(split) for split in bench.splits}
-
-
 def _opts(**kw) -> TrainOptions:
     base = {"epochs": 2, "batch_queries": 16, "lr": 1e-2, "seed": 1, "patience": 10}
     return TrainOptions(**{**base, **kw})
 
 
-def _fit(name: str, demo: dict[str, Lists], *, seed: int = 1, config: dict | None = None, **opts):
+def _fit(name: str, demo_lists: dict[str, Lists], *, seed: int = 1, config: dict | None = None, **opts):
     scorer = make_scorer(name, CONFIGS[name] if config is None else config, seed=seed)
-    history = scorer.fit(demo["train"], demo["validation"], _opts(seed=seed, **opts))
+    history = scorer.fit(demo_lists["train"], demo_lists["validation"], _opts(seed=seed, **opts))
     return scorer, history
 
 
@@ -68,60 +56,58 @@ def test_registered_with_metadata():
 
 
 def test_scorer_modules_import_without_torch():
-    code = ("import sys; import gradebench.scorers.query_blind, gradebench.scorers.hashed_mlp, "
-            "gradebench.scorers.pair_mlp, gradebench.scorers.features; "
-            "print(any(m in sys.modules for m in ('torch', 'transformers')))")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.strip() == "False"
+    code = ("import gradebench.scorers.query_blind, gradebench.scorers.hashed_mlp, "
+            "gradebench.scorers.pair_mlp, gradebench.scorers.features")
+    assert modules_loaded_by(code, "torch", "transformers")[0] == []
 
 
 # -- hashed-mlp ------------------------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize("loss", LOSSES.names())
-def test_every_loss_trains_hashed_mlp(demo, loss):
-    scorer, history = _fit("hashed-mlp", demo, loss=loss, epochs=1)
+def test_every_loss_trains_hashed_mlp(demo_lists, loss):
+    scorer, history = _fit("hashed-mlp", demo_lists, loss=loss, epochs=1)
     assert len(history) == 1 and np.isfinite(history[0]["loss"]) and "eval_ndcg@5" in history[0]
-    scores = scorer.score(demo["test"])
-    assert scores.shape == demo["test"].mask.shape and np.all(np.isfinite(scores))
+    scores = scorer.score(demo_lists["test"])
+    assert scores.shape == demo_lists["test"].mask.shape and np.all(np.isfinite(scores))
 
 
-def test_listnet_loss_decreases(demo):
-    _, history = _fit("hashed-mlp", demo, loss="listnet", epochs=5, batch_queries=8)
+def test_listnet_loss_decreases(demo_lists):
+    _, history = _fit("hashed-mlp", demo_lists, loss="listnet", epochs=5, batch_queries=8)
     losses = [r["loss"] for r in history]
     assert len(losses) == 5 and losses[-1] < losses[0]
 
 
-def test_unknown_loss_is_unknown_name_error(demo):
+def test_unknown_loss_is_unknown_name_error(demo_lists):
     with pytest.raises(UnknownNameError, match="listnett"):
-        _fit("hashed-mlp", demo, loss="listnett")
+        _fit("hashed-mlp", demo_lists, loss="listnett")
 
 
-def test_untrained_scorer_refuses_to_score(demo):
+def test_untrained_scorer_refuses_to_score(demo_lists):
     with pytest.raises(InvalidArgumentError, match="not trained"):
-        make_scorer("hashed-mlp", TINY).score(demo["test"])
+        make_scorer("hashed-mlp", TINY).score(demo_lists["test"])
     with pytest.raises(InvalidArgumentError, match="not trained"):
-        make_scorer("query-blind", TINY_BLIND).score(demo["test"])
+        make_scorer("query-blind", TINY_BLIND).score(demo_lists["test"])
 
 
 @pytest.mark.parametrize("name", ["hashed-mlp", "pair-mlp"])
-def test_same_seed_same_scores_other_seed_other_scores(demo, name):
-    a, history_a = _fit(name, demo, seed=1, epochs=1)
-    b, history_b = _fit(name, demo, seed=1, epochs=1)
-    c, _ = _fit(name, demo, seed=2, epochs=1)
+def test_same_seed_same_scores_other_seed_other_scores(demo_lists, name):
+    a, history_a = _fit(name, demo_lists, seed=1, epochs=1)
+    b, history_b = _fit(name, demo_lists, seed=1, epochs=1)
+    c, _ = _fit(name, demo_lists, seed=2, epochs=1)
     assert history_a == history_b
-    test = demo["test"]
+    test = demo_lists["test"]
     np.testing.assert_array_equal(a.score(test), b.score(test))
     assert not np.allclose(a.score(test), c.score(test))
 
 
 @pytest.mark.parametrize("name", ["hashed-mlp", "pair-mlp", "query-blind"])
-def test_save_load_round_trip(demo, name, tmp_path):
-    scorer, _ = _fit(name, demo, epochs=1)
+def test_save_load_round_trip(demo_lists, name, tmp_path):
+    scorer, _ = _fit(name, demo_lists, epochs=1)
     scorer.save(tmp_path / "model")
     loaded = get_scorer_class(name).load(tmp_path / "model")
     assert loaded.config == scorer.config
-    np.testing.assert_array_equal(loaded.score(demo["test"]), scorer.score(demo["test"]))
+    np.testing.assert_array_equal(loaded.score(demo_lists["test"]), scorer.score(demo_lists["test"]))
     with pytest.raises(InvalidArgumentError, match="dim"):
         get_scorer_class(name).load(tmp_path / "model", {**CONFIGS[name], "dim": 2**9})
     other = "hashed-mlp" if name != "hashed-mlp" else "pair-mlp"
@@ -130,9 +116,9 @@ def test_save_load_round_trip(demo, name, tmp_path):
 
 
 @pytest.mark.parametrize("name", ["hashed-mlp", "pair-mlp", "query-blind"])
-def test_padding_never_changes_real_scores(demo, name):
-    scorer, _ = _fit(name, demo, epochs=1)
-    test = demo["test"]
+def test_padding_never_changes_real_scores(demo_lists, name):
+    scorer, _ = _fit(name, demo_lists, epochs=1)
+    test = demo_lists["test"]
     plain = scorer.score(test)
     padded = scorer.score(_padded(test))
     np.testing.assert_allclose(padded[:, : test.list_size], plain, rtol=1e-5, atol=1e-6)
@@ -140,16 +126,16 @@ def test_padding_never_changes_real_scores(demo, name):
 
 
 @pytest.mark.parametrize("name", ["hashed-mlp", "pair-mlp"])
-def test_ragged_lists_train_and_masking_equals_removing(demo, name):
-    train = demo["train"].subsample(3, seed=0)  # ragged after compaction: every list keeps 3
-    mask = demo["train"].mask.copy()
+def test_ragged_lists_train_and_masking_equals_removing(demo_lists, name):
+    train = demo_lists["train"].subsample(3, seed=0)  # ragged after compaction: every list keeps 3
+    mask = demo_lists["train"].mask.copy()
     mask[::2, -2:] = False  # and some lists lose two candidates in place (holes at the end)
-    holes = replace(demo["train"], mask=mask)
+    holes = replace(demo_lists["train"], mask=mask)
     for lists in (train, holes):
         scorer = make_scorer(name, CONFIGS[name], seed=1)
-        history = scorer.fit(lists, demo["validation"], _opts(epochs=1))
+        history = scorer.fit(lists, demo_lists["validation"], _opts(epochs=1))
         assert np.isfinite(history[0]["loss"])
-    one = demo["test"].take([0])
+    one = demo_lists["test"].take([0])
     dropped = one.mask.copy()
     dropped[0, 1] = False
     masked = scorer.score(replace(one, mask=dropped))
@@ -162,26 +148,26 @@ def test_ragged_lists_train_and_masking_equals_removing(demo, name):
 # -- pair-mlp --------------------------------------------------------------------------------------------
 
 
-def test_pair_mlp_rejects_non_pairwise_losses(demo):
+def test_pair_mlp_rejects_non_pairwise_losses(demo_lists):
     with pytest.raises(InvalidArgumentError, match="ranknet"):
-        _fit("pair-mlp", demo, loss="listnet")
+        _fit("pair-mlp", demo_lists, loss="listnet")
     with pytest.raises(InvalidArgumentError, match="pairwise"):
-        _fit("pair-mlp", demo, loss="mse")
+        _fit("pair-mlp", demo_lists, loss="mse")
 
 
 @pytest.mark.parametrize("loss", [n for n, s in LOSSES.items() if s.kind == "pairwise"])
-def test_pair_mlp_trains_with_every_pairwise_loss(demo, loss):
-    _, history = _fit("pair-mlp", demo, loss=loss, epochs=1)
+def test_pair_mlp_trains_with_every_pairwise_loss(demo_lists, loss):
+    _, history = _fit("pair-mlp", demo_lists, loss=loss, epochs=1)
     assert np.isfinite(history[0]["loss"])
 
 
-def test_pair_mlp_logits_are_antisymmetric_and_scores_are_their_mean(demo):
+def test_pair_mlp_logits_are_antisymmetric_and_scores_are_their_mean(demo_lists):
     import torch
 
     from gradebench.scorers._torch_common import batch_tensors
 
-    scorer, _ = _fit("pair-mlp", demo, epochs=1)
-    test = demo["test"]
+    scorer, _ = _fit("pair-mlp", demo_lists, epochs=1)
+    test = demo_lists["test"]
     net = scorer.net
     lf = scorer._features(test)
     rows = np.arange(test.n_queries)
@@ -206,19 +192,19 @@ def _other_queries(lists: Lists) -> Lists:
 
 
 @pytest.mark.parametrize("loss", ["mse", "listnet"])
-def test_query_blind_never_reads_the_query(demo, loss):
-    scorer, _ = _fit("query-blind", demo, loss=loss)
-    test = demo["test"]
+def test_query_blind_never_reads_the_query(demo_lists, loss):
+    scorer, _ = _fit("query-blind", demo_lists, loss=loss)
+    test = demo_lists["test"]
     np.testing.assert_array_equal(scorer.score(test), scorer.score(_other_queries(test)))
     blind = make_scorer("query-blind", TINY_BLIND, seed=1)
-    blind.fit(_other_queries(demo["train"]), _other_queries(demo["validation"]), _opts(loss=loss))
+    blind.fit(_other_queries(demo_lists["train"]), _other_queries(demo_lists["validation"]), _opts(loss=loss))
     np.testing.assert_array_equal(blind.score(test), scorer.score(test))
 
 
-def test_query_blind_ridge_matches_closed_form(demo):
+def test_query_blind_ridge_matches_closed_form(demo_lists):
     from gradebench.scorers.features import hash_texts
 
-    train = demo["train"]
+    train = demo_lists["train"]
     config = {"dim": 2**8, "alpha": 3.0, "tol": 1e-12, "max_iter": 10_000}
     scorer = make_scorer("query-blind", config)
     history = scorer.fit(train, None, _opts())
@@ -232,20 +218,20 @@ def test_query_blind_ridge_matches_closed_form(demo):
     np.testing.assert_allclose(scorer._w, w, rtol=1e-6, atol=1e-8)
 
 
-def test_query_blind_picks_alpha_on_validation(demo):
-    scorer, history = _fit("query-blind", demo)
+def test_query_blind_picks_alpha_on_validation(demo_lists):
+    scorer, history = _fit("query-blind", demo_lists)
     assert [r["alpha"] for r in history] == [100.0, 10.0, 1.0, 0.1]
     best = max(range(len(history)), key=lambda k: history[k]["eval_ndcg@5"])
     from gradebench.training.evaluation import list_metrics
 
-    val = demo["validation"]
+    val = demo_lists["validation"]
     assert list_metrics(scorer.score(val), val)["ndcg@5"] == pytest.approx(history[best]["eval_ndcg@5"])
 
 
-def test_query_blind_ridge_needs_mse(demo):
+def test_query_blind_ridge_needs_mse(demo_lists):
     with pytest.raises(InvalidArgumentError, match="solver"):
-        _fit("query-blind", demo, config={**TINY_BLIND, "solver": "ridge"}, loss="listnet")
-    _, history = _fit("query-blind", demo, config={**TINY_BLIND, "solver": "torch"}, loss="mse", epochs=1)
+        _fit("query-blind", demo_lists, config={**TINY_BLIND, "solver": "ridge"}, loss="listnet")
+    _, history = _fit("query-blind", demo_lists, config={**TINY_BLIND, "solver": "torch"}, loss="mse", epochs=1)
     assert "learning_rate" in history[0]  # trained by the engine
 
 
@@ -256,6 +242,6 @@ def test_bad_ngram_range_fails_at_config_time(name):
     assert make_scorer(name, {"word_ngrams": [0, 0]}).config.word_ngrams == (0, 0)
 
 
-def test_query_blind_unknown_loss(demo):
+def test_query_blind_unknown_loss(demo_lists):
     with pytest.raises(UnknownNameError):
-        _fit("query-blind", demo, config={**TINY_BLIND, "solver": "ridge"}, loss="msee")
+        _fit("query-blind", demo_lists, config={**TINY_BLIND, "solver": "ridge"}, loss="msee")

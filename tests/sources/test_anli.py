@@ -8,9 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from gradebench.errors import SourceFormatError, SourceNotFoundError
 from gradebench.datasets.anli.reader import ART_SPLITS, ARTItem, labels_file_for, read_art
+from gradebench.errors import SourceFormatError, SourceNotFoundError
 from tests.conftest import FIXTURES
+from tests.input_files import write_file, write_jsonl
 
 FIX = FIXTURES / "anli"
 
@@ -28,10 +29,8 @@ def _row(i: int = 0, **over) -> dict:
 
 
 def _split(tmp_path: Path, rows: list, labels: list[str], stem: str = "train") -> tuple[Path, Path]:
-    j, lab = tmp_path / f"{stem}.jsonl", tmp_path / f"{stem}-labels.lst"
-    j.write_text("".join((r if isinstance(r, str) else json.dumps(r)) + "\n" for r in rows), encoding="utf-8")
-    lab.write_text("".join(x + "\n" for x in labels), encoding="utf-8")
-    return j, lab
+    j = write_jsonl(tmp_path / f"{stem}.jsonl", rows)
+    return j, write_file(tmp_path / f"{stem}-labels.lst", "".join(x + "\n" for x in labels))
 
 
 def test_labels_file_for():

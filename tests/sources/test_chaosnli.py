@@ -9,7 +9,6 @@ from pathlib import Path
 
 import pytest
 
-from gradebench.errors import SourceFormatError, SourceNotFoundError
 from gradebench.datasets.chaosnli.reader import (
     ALPHA_LABELS,
     NLI_LABELS,
@@ -19,7 +18,9 @@ from gradebench.datasets.chaosnli.reader import (
     split_alpha_uid,
     vote_problem,
 )
+from gradebench.errors import SourceFormatError, SourceNotFoundError
 from tests.conftest import FIXTURES, shared_data
+from tests.input_files import read_error, write_jsonl
 
 FIX = FIXTURES / "chaosnli" / "chaosNLI_v1.0"
 
@@ -46,9 +47,7 @@ def _nli_row(**over) -> dict:
 
 
 def _write(tmp_path: Path, *lines: str | dict, name: str = "chaosNLI_snli.jsonl") -> Path:
-    p = tmp_path / name
-    p.write_text("".join((x if isinstance(x, str) else json.dumps(x)) + "\n" for x in lines), encoding="utf-8")
-    return p
+    return write_jsonl(tmp_path / name, lines)
 
 
 def _votes(**over) -> Votes:
@@ -150,11 +149,9 @@ def test_vote_problem_uses_the_row_total_not_100():
 
 
 def _error(tmp_path, *lines, reader=read_chaosnli_nli, name="chaosNLI_snli.jsonl") -> SourceFormatError:
-    p = _write(tmp_path, *lines, name=name)
-    with pytest.raises(SourceFormatError) as e:
-        reader(p)
-    assert e.value.path == str(p)
-    return e.value
+    e = read_error(reader, _write(tmp_path, *lines, name=name))
+    assert e.path == str(tmp_path / name)
+    return e
 
 
 def test_truncated_line(tmp_path):
@@ -236,36 +233,28 @@ def test_alphanli_missing_hypothesis(tmp_path):
     assert e.line == 1 and "key 'example.hyp2' is missing" in e.message
 
 
+def _raw_error(tmp_path, data: str | bytes, match: str | None = None) -> SourceFormatError:
+    """The error of reading ``data``, written as it is, as chaosNLI_snli.jsonl."""
+    return read_error(read_chaosnli_nli, tmp_path / "chaosNLI_snli.jsonl", match, data=data)
+
+
 def test_not_utf8(tmp_path):
-    p = tmp_path / "chaosNLI_snli.jsonl"
-    p.write_bytes(json.dumps(_nli_row()).encode() + b"\n" + b'{"uid": "caf\xe9"}\n')
-    with pytest.raises(SourceFormatError) as e:
-        read_chaosnli_nli(p)
-    assert e.value.line == 2 and "not valid UTF-8: byte 0xe9 at column 13" in e.value.message
+    e = _raw_error(tmp_path, json.dumps(_nli_row()).encode() + b"\n" + b'{"uid": "caf\xe9"}\n')
+    assert e.line == 2 and "not valid UTF-8: byte 0xe9 at column 13" in e.message
 
 
 def test_gzip_file(tmp_path):
-    p = tmp_path / "chaosNLI_snli.jsonl"
-    p.write_bytes(gzip.compress(json.dumps(_nli_row()).encode()))
-    with pytest.raises(SourceFormatError, match="is a gzip file") as e:
-        read_chaosnli_nli(p)
-    assert e.value.line == 1 and "decompress" in e.value.hint
+    e = _raw_error(tmp_path, gzip.compress(json.dumps(_nli_row()).encode()), "is a gzip file")
+    assert e.line == 1 and "decompress" in e.hint
 
 
 def test_binary_file(tmp_path):
-    p = tmp_path / "chaosNLI_snli.jsonl"
-    p.write_bytes(json.dumps(_nli_row()).encode() + b"\n\0\0\0")
-    with pytest.raises(SourceFormatError, match="binary file") as e:
-        read_chaosnli_nli(p)
-    assert e.value.line == 2
+    assert _raw_error(tmp_path, json.dumps(_nli_row()).encode() + b"\n\0\0\0", "binary file").line == 2
 
 
 @pytest.mark.parametrize("content", ["", "\n\n  \n"])
 def test_empty_file(tmp_path, content):
-    p = tmp_path / "chaosNLI_snli.jsonl"
-    p.write_text(content, encoding="utf-8")
-    with pytest.raises(SourceFormatError, match="is empty"):
-        read_chaosnli_nli(p)
+    _raw_error(tmp_path, content, "is empty")
 
 
 def test_missing_file_and_folder(tmp_path):

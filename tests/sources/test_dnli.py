@@ -11,8 +11,6 @@ from pathlib import Path
 
 import pytest
 
-from gradebench.errors import SourceFormatError, SourceNotFoundError
-from gradebench.datasets.records import InputFile
 from gradebench.datasets.dnli.reader import (
     DNLIRow,
     clean_text,
@@ -21,7 +19,10 @@ from gradebench.datasets.dnli.reader import (
     read_dnli,
     read_dnli_file,
 )
+from gradebench.datasets.records import InputFile
+from gradebench.errors import SourceFormatError, SourceNotFoundError
 from tests.conftest import FIXTURES, shared_data
+from tests.input_files import jsonl_text, write_file
 
 DNLI = FIXTURES / "dnli"
 
@@ -38,16 +39,6 @@ def _snli_row(**over) -> dict:
     }
     row.update(over)
     return row
-
-
-def _write(path: Path, data: bytes | str) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_bytes(data.encode("utf-8") if isinstance(data, str) else data)
-    return path
-
-
-def _lines(*rows: dict) -> str:
-    return "".join(json.dumps(r) + "\n" for r in rows)
 
 
 # --------------------------------------------------------------------------- locate
@@ -88,7 +79,7 @@ def test_roles_do_not_depend_on_location(tmp_path):
     shutil.copytree(DNLI / "defeasible-snli", short / "snli")
     assert _roles(locate_dnli(short)) == ["dnli-jsonl:snli:validation", "dnli-jsonl:snli:test"]
     dev = DNLI / "defeasible-snli" / "dev.jsonl"
-    named = _write(tmp_path / "anywhere" / "defeasible-snli-dev.jsonl", dev.read_bytes())
+    named = write_file(tmp_path / "anywhere" / "defeasible-snli-dev.jsonl", dev.read_bytes())
     assert _roles(locate_dnli(named)) == ["dnli-jsonl:snli:validation"]
     assert read_dnli(locate_dnli(named)) == read_dnli(locate_dnli(DNLI / "defeasible-snli" / "dev.jsonl"))
 
@@ -96,8 +87,8 @@ def test_roles_do_not_depend_on_location(tmp_path):
 def test_locate_ignores_other_files(tmp_path):
     root = tmp_path / "defeasible-atomic"
     shutil.copytree(DNLI / "defeasible-atomic", root)
-    _write(root / "README.md", "notes")
-    _write(root / "dev.jsonl.bak", "x")
+    write_file(root / "README.md", "notes")
+    write_file(root / "dev.jsonl.bak", "x")
     assert _roles(locate_dnli(root)) == ["dnli-jsonl:atomic:validation"]
 
 
@@ -108,9 +99,9 @@ def test_locate_errors(tmp_path):
         locate_dnli(tmp_path)
     assert "defeasible-<subset>" in e.value.hint
     with pytest.raises(SourceFormatError, match="cannot tell the δ-NLI subset"):
-        locate_dnli(_write(tmp_path / "x" / "dev.jsonl", "{}\n"))
+        locate_dnli(write_file(tmp_path / "x" / "dev.jsonl", "{}\n"))
     with pytest.raises(SourceFormatError, match="cannot tell"):
-        locate_dnli(_write(tmp_path / "defeasible-snli" / "extra.jsonl", "{}\n"))
+        locate_dnli(write_file(tmp_path / "defeasible-snli" / "extra.jsonl", "{}\n"))
     with pytest.raises(SourceFormatError, match="holds no train.jsonl"):
         locate_dnli(tmp_path / "defeasible-snli")
     with pytest.raises(SourceFormatError, match="reads only subsets") as e:
@@ -199,7 +190,7 @@ def test_social_has_no_premise():
 def test_social_update_type_option_is_optional(tmp_path):
     row = json.loads((DNLI / "defeasible-social" / "dev.jsonl").read_text().splitlines()[0])
     del row["UpdateTypeOption"]
-    p = _write(tmp_path / "defeasible-social" / "test.jsonl", _lines(row))
+    p = write_file(tmp_path / "defeasible-social" / "test.jsonl", jsonl_text([row]))
     [r] = read_dnli(locate_dnli(p))["test"]
     assert r.split == "test" and "UpdateTypeOption" not in dict(r.meta)
 
@@ -214,7 +205,7 @@ def test_read_dnli_orders_splits():
 def test_bom_crlf_blank_lines_and_no_final_newline(tmp_path):
     a, b = _snli_row(), _snli_row(Update="  It  ran\tall day. ", UpdateType="weakener")
     text = "\ufeff" + json.dumps(a) + "\r\n\r\n   \n" + json.dumps(b)
-    rows = read_dnli_file(_write(tmp_path / "dev.jsonl", text), "snli", "validation")
+    rows = read_dnli_file(write_file(tmp_path / "dev.jsonl", text), "snli", "validation")
     assert [r.update for r in rows] == ["It ran all day.", "It ran all day."]
     assert [r.source_id for r in rows] == ["snli/dev.jsonl:1", "snli/dev.jsonl:4"]
     assert [r.row for r in rows] == [0, 1]
@@ -222,17 +213,17 @@ def test_bom_crlf_blank_lines_and_no_final_newline(tmp_path):
 
 @pytest.mark.parametrize("reason", ["{}", "", " {} ", None, {}])
 def test_no_reason_spellings(tmp_path, reason):
-    p = _write(tmp_path / "dev.jsonl", _lines(_snli_row(UpdateTypeImpossibleReason=reason)))
+    p = write_file(tmp_path / "dev.jsonl", jsonl_text([_snli_row(UpdateTypeImpossibleReason=reason)]))
     assert read_dnli_file(p, "snli", "validation")[0].impossible_reason is None
 
 
 def test_unknown_update_type_and_extra_keys_are_kept(tmp_path):
-    p = _write(tmp_path / "dev.jsonl", _lines(_snli_row(UpdateType="neutralizer", Extra=[1, 2])))
+    p = write_file(tmp_path / "dev.jsonl", jsonl_text([_snli_row(UpdateType="neutralizer", Extra=[1, 2])]))
     assert read_dnli_file(p, "snli", "validation")[0].update_type == "neutralizer"
 
 
 def test_empty_file_reads_as_no_rows(tmp_path):
-    assert read_dnli_file(_write(tmp_path / "dev.jsonl", "\n\n"), "snli", "validation") == []
+    assert read_dnli_file(write_file(tmp_path / "dev.jsonl", "\n\n"), "snli", "validation") == []
 
 
 def test_clean_text():
@@ -267,7 +258,7 @@ _GOOD = json.dumps(_snli_row())
     ],
 )
 def test_bad_lines(tmp_path, text, line, match):
-    p = _write(tmp_path / "defeasible-snli" / "dev.jsonl", text)
+    p = write_file(tmp_path / "defeasible-snli" / "dev.jsonl", text)
     with pytest.raises(SourceFormatError, match=match) as e:
         read_dnli(locate_dnli(p))
     assert e.value.path == str(p)
@@ -276,25 +267,25 @@ def test_bad_lines(tmp_path, text, line, match):
 
 
 def test_atomic_file_in_snli_folder(tmp_path):
-    p = _write(tmp_path / "defeasible-snli" / "dev.jsonl", (DNLI / "defeasible-atomic" / "dev.jsonl").read_bytes())
+    p = write_file(tmp_path / "defeasible-snli" / "dev.jsonl", (DNLI / "defeasible-atomic" / "dev.jsonl").read_bytes())
     with pytest.raises(SourceFormatError, match="missing key.*SNLIPairId") as e:
         read_dnli(locate_dnli(p))
     assert e.value.line == 1
 
 
 def test_not_utf8(tmp_path):
-    p = _write(tmp_path / "dev.jsonl", (_GOOD + "\n").encode() + b'{"Premise": "caf\xe9"}\n')
+    p = write_file(tmp_path / "dev.jsonl", (_GOOD + "\n").encode() + b'{"Premise": "caf\xe9"}\n')
     with pytest.raises(SourceFormatError, match=r"not valid UTF-8: byte 0xe9 at column 17") as e:
         read_dnli_file(p, "snli", "validation")
     assert e.value.line == 2
 
 
 def test_compressed_and_binary(tmp_path):
-    gz = _write(tmp_path / "dev.jsonl", gzip.compress(_GOOD.encode()))
+    gz = write_file(tmp_path / "dev.jsonl", gzip.compress(_GOOD.encode()))
     with pytest.raises(SourceFormatError, match="is a gzip file") as e:
         read_dnli_file(gz, "snli", "validation")
     assert "decompress" in e.value.hint
-    binary = _write(tmp_path / "test.jsonl", (_GOOD + "\n").encode() + b"\x00\x01")
+    binary = write_file(tmp_path / "test.jsonl", (_GOOD + "\n").encode() + b"\x00\x01")
     with pytest.raises(SourceFormatError, match="NUL byte") as e:
         read_dnli_file(binary, "snli", "test")
     assert e.value.line == 2

@@ -15,7 +15,6 @@ from pathlib import Path
 
 import pytest
 
-from gradebench.errors import SourceFormatError, SourceNotFoundError
 from gradebench.datasets.mnli.reader import (
     TXT_HEADER,
     MNLIExample,
@@ -24,7 +23,9 @@ from gradebench.datasets.mnli.reader import (
     read_mnli_jsonl,
     read_mnli_txt,
 )
+from gradebench.errors import SourceFormatError, SourceNotFoundError
 from tests.conftest import FIXTURES, shared_data
+from tests.input_files import jsonl_text, read_error, write_jsonl
 
 RELEASE = FIXTURES / "mnli" / "multinli_1.0"
 PARTS = ("train", "dev_matched", "dev_mismatched")
@@ -54,11 +55,6 @@ def _record(**over) -> dict:
     }
     rec.update(over)
     return rec
-
-
-def _write_jsonl(path: Path, records: list) -> Path:
-    path.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
-    return path
 
 
 def _txt_row(gold="neutral", s1="A bus leaves.", s2="The bus is late.", pair="1n", genre="travel", labels=("neutral",) * 5):
@@ -151,7 +147,7 @@ def test_find_in_release_folder_and_its_parent():
 
 def test_find_single_file_and_short_names(tmp_path):
     assert find_mnli_files(_jsonl("dev_matched")) == {"mnli-jsonl": {"dev_matched": _jsonl("dev_matched")}}
-    short = _write_jsonl(tmp_path / "dev_mismatched.jsonl", [_record()])
+    short = write_jsonl(tmp_path / "dev_mismatched.jsonl", [_record()])
     assert find_mnli_files(short) == {"mnli-jsonl": {"dev_mismatched": short}}
     # the unlabeled 0.9 test files and other names are ignored in a folder
     (tmp_path / "multinli_0.9_test_matched_unlabeled.jsonl").write_text("{}\n")
@@ -167,8 +163,8 @@ def test_find_errors(tmp_path):
     other.write_text("{}\n")
     with pytest.raises(SourceFormatError, match="names no MultiNLI part"):
         find_mnli_files(other)
-    _write_jsonl(tmp_path / "dev_matched.jsonl", [_record()])
-    _write_jsonl(tmp_path / "multinli_1.0_dev_matched.jsonl", [_record()])
+    write_jsonl(tmp_path / "dev_matched.jsonl", [_record()])
+    write_jsonl(tmp_path / "multinli_1.0_dev_matched.jsonl", [_record()])
     with pytest.raises(SourceFormatError, match="two jsonl files for the MultiNLI part 'dev_matched'"):
         find_mnli_files(tmp_path)
 
@@ -187,44 +183,37 @@ def test_jsonl_blank_lines_crlf_and_line_separator(tmp_path):
 
 
 def test_jsonl_null_sentence_is_empty(tmp_path):
-    p = _write_jsonl(tmp_path / "train.jsonl", [_record(sentence2=None)])
+    p = write_jsonl(tmp_path / "train.jsonl", [_record(sentence2=None)])
     assert read_mnli_jsonl(p, "train")[0].hypothesis == ""
 
 
+def _train_error(tmp_path: Path, data: str | bytes, match: str) -> SourceFormatError:
+    """The error of reading ``data`` as the jsonl train file."""
+    return read_error(lambda p: read_mnli_jsonl(p, "train"), tmp_path / "train.jsonl", match, data=data)
+
+
 def test_jsonl_malformed_line(tmp_path):
-    p = tmp_path / "train.jsonl"
-    p.write_text(json.dumps(_record()) + "\n" + '{"gold_label": "neutral", "sentence1": "x\n', encoding="utf-8")
-    with pytest.raises(SourceFormatError, match="malformed JSON") as e:
-        read_mnli_jsonl(p, "train")
-    assert e.value.line == 2
-    assert e.value.path == str(p)
+    e = _train_error(tmp_path, json.dumps(_record()) + "\n" + '{"gold_label": "neutral", "sentence1": "x\n',
+                     "malformed JSON")
+    assert e.line == 2
+    assert e.path == str(tmp_path / "train.jsonl")
 
 
 def test_jsonl_truncated_last_line(tmp_path):
-    p = tmp_path / "train.jsonl"
-    p.write_text(json.dumps(_record()) + "\n" + json.dumps(_record())[:50], encoding="utf-8")
-    with pytest.raises(SourceFormatError, match="truncated") as e:
-        read_mnli_jsonl(p, "train")
-    assert e.value.line == 2
+    assert _train_error(tmp_path, json.dumps(_record()) + "\n" + json.dumps(_record())[:50], "truncated").line == 2
 
 
 def test_jsonl_not_an_object(tmp_path):
-    p = tmp_path / "train.jsonl"
-    p.write_text(json.dumps(_record()) + "\n[1, 2]\n", encoding="utf-8")
-    with pytest.raises(SourceFormatError, match="JSON list, expected an object") as e:
-        read_mnli_jsonl(p, "train")
-    assert e.value.line == 2
+    assert _train_error(tmp_path, json.dumps(_record()) + "\n[1, 2]\n", "JSON list, expected an object").line == 2
 
 
 @pytest.mark.parametrize("key", ["gold_label", "sentence1", "sentence2", "pairID", "genre", "annotator_labels"])
 def test_jsonl_missing_key(tmp_path, key):
     rec = _record()
     del rec[key]
-    p = _write_jsonl(tmp_path / "train.jsonl", [_record(), _record(), rec])
-    with pytest.raises(SourceFormatError, match=f"no key '{key}'") as e:
-        read_mnli_jsonl(p, "train")
-    assert e.value.line == 3
-    assert "its keys: " in e.value.message
+    e = _train_error(tmp_path, jsonl_text([_record(), _record(), rec]), f"no key '{key}'")
+    assert e.line == 3
+    assert "its keys: " in e.message
 
 
 @pytest.mark.parametrize(
@@ -240,29 +229,18 @@ def test_jsonl_missing_key(tmp_path, key):
     ],
 )
 def test_jsonl_wrong_types(tmp_path, over, match):
-    p = _write_jsonl(tmp_path / "train.jsonl", [_record(), _record(**over)])
-    with pytest.raises(SourceFormatError, match=match) as e:
-        read_mnli_jsonl(p, "train")
-    assert e.value.line == 2
+    assert _train_error(tmp_path, jsonl_text([_record(), _record(**over)]), match).line == 2
 
 
 def test_jsonl_not_utf8(tmp_path):
-    p = tmp_path / "train.jsonl"
-    p.write_bytes(json.dumps(_record()).encode() + b"\n" + json.dumps(_record()).encode().replace(b"bus", b"b\xe9s"))
-    with pytest.raises(SourceFormatError, match="not valid UTF-8: byte 0xe9") as e:
-        read_mnli_jsonl(p, "train")
-    assert e.value.line == 2
+    data = json.dumps(_record()).encode() + b"\n" + json.dumps(_record()).encode().replace(b"bus", b"b\xe9s")
+    assert _train_error(tmp_path, data, "not valid UTF-8: byte 0xe9").line == 2
 
 
 def test_gzip_and_empty_files(tmp_path):
-    gz = tmp_path / "train.jsonl"
-    gz.write_bytes(gzip.compress(b"{}\n"))
-    with pytest.raises(SourceFormatError, match="gzip"):
-        read_mnli_jsonl(gz, "train")
-    empty = tmp_path / "dev_matched.jsonl"
-    empty.write_text("\n\n")
-    with pytest.raises(SourceFormatError, match="holds no records"):
-        read_mnli_jsonl(empty, "validation")
+    _train_error(tmp_path, gzip.compress(b"{}\n"), "gzip")
+    read_error(lambda p: read_mnli_jsonl(p, "validation"), tmp_path / "dev_matched.jsonl", "holds no records",
+               data="\n\n")
     with pytest.raises(SourceNotFoundError):
         read_mnli_jsonl(tmp_path / "missing.jsonl", "train")
 
@@ -337,7 +315,7 @@ def test_real_mnli_text_from_chaosnli(tmp_path):
                 annotator_labels=it["old_labels"], genre="unknown")
         for it in items
     ]
-    jl = _write_jsonl(tmp_path / "multinli_1.0_dev_matched.jsonl", records)
+    jl = write_jsonl(tmp_path / "multinli_1.0_dev_matched.jsonl", records)
     rows = [_txt_row(r["gold_label"], r["sentence1"], r["sentence2"], r["pairID"], r["genre"], r["annotator_labels"])
             for r in records]
     tx = _write_txt(tmp_path / "multinli_1.0_dev_matched.txt", rows)

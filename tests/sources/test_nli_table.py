@@ -15,15 +15,17 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from gradebench.errors import SourceFormatError, SourceNotFoundError
-from gradebench.datasets.records import InputFile, NLIExample
 from gradebench.datasets.nli_table.reader import ColumnRoles, locate_table, read_nli_table, split_from_name
+from gradebench.datasets.records import InputFile, NLIExample
+from gradebench.errors import SourceFormatError, SourceNotFoundError
 from tests.conftest import FIXTURES, shared_data
+from tests.input_files import jsonl_text, read_error
 
 TABLE = FIXTURES / "nli_table"
 FOLDER = TABLE / "folder"
 ROLES = ColumnRoles("sentence1", "sentence2", "gold", ("why",), "pair_id")
 NESTED = ColumnRoles("example.premise", "example.hypothesis", "majority", (), "uid", "split")
+PLAIN = ColumnRoles("premise", "hypothesis", "label")
 NUMBERS = {"0": "entailment", "1": "neutral", "2": "contradiction"}
 
 
@@ -33,6 +35,12 @@ def _read(source: Path, roles: ColumnRoles = ROLES, label_values=None) -> dict[s
 
 def _one(path: Path, roles: ColumnRoles = ROLES, split: str = "test", label_values=None) -> list[NLIExample]:
     return read_nli_table([InputFile(str(path), "x", split)], roles, label_values).get(split, [])
+
+
+def _refused(path: Path, match: str | None, roles: ColumnRoles = PLAIN, *, data: str | bytes | None = None):
+    """The SourceFormatError (message matching ``match``) of reading ``path`` alone, written with
+    ``data`` first if given."""
+    return read_error(lambda p: _one(p, roles), path, match, data=data)
 
 
 # --------------------------------------------------------------------------- locating and splits
@@ -217,26 +225,17 @@ def test_parquet_float_labels_dictionary_text_and_row_ids(tmp_path):
 
 def test_parquet_missing_column_and_wrong_type(tmp_path):
     p = _parquet(tmp_path / "t.parquet", {"p": ["a"], "h": [1], "l": ["neutral"]})
-    with pytest.raises(SourceFormatError, match="has no column 'label' .*its columns are: 'p', 'h', 'l'") as e:
-        _one(p, ColumnRoles("p", "h", "label"))
-    assert e.value.path == str(p)
-    with pytest.raises(SourceFormatError, match="column 'h' \\(hypothesis\\) has type int64, expected string"):
-        _one(p, ColumnRoles("p", "h", "l"))
+    e = _refused(p, "has no column 'label' .*its columns are: 'p', 'h', 'l'", ColumnRoles("p", "h", "label"))
+    assert e.path == str(p)
+    _refused(p, "column 'h' \\(hypothesis\\) has type int64, expected string", ColumnRoles("p", "h", "l"))
 
 
 def test_parquet_bad_files(tmp_path):
-    fake = tmp_path / "t.parquet"
-    fake.write_text("premise,hypothesis\n")
-    with pytest.raises(SourceFormatError, match="not a Parquet file"):
-        _one(fake)
+    _refused(tmp_path / "t.parquet", "not a Parquet file", ROLES, data="premise,hypothesis\n")
     good = _parquet(tmp_path / "g.parquet", {"p": ["a"], "h": ["b"], "l": ["neutral"]})
-    cut = tmp_path / "cut.parquet"
-    cut.write_bytes(good.read_bytes()[:-10])
-    with pytest.raises(SourceFormatError, match="truncated"):
-        _one(cut, ColumnRoles("p", "h", "l"))
+    _refused(tmp_path / "cut.parquet", "truncated", ColumnRoles("p", "h", "l"), data=good.read_bytes()[:-10])
     bad_split = _parquet(tmp_path / "s.parquet", {"p": ["a"], "h": ["b"], "l": ["neutral"], "s": ["holdout"]})
-    with pytest.raises(SourceFormatError, match="split column 's' holds 'holdout' on row 1"):
-        _one(bad_split, ColumnRoles("p", "h", "l", split="s"))
+    _refused(bad_split, "split column 's' holds 'holdout' on row 1", ColumnRoles("p", "h", "l", split="s"))
 
 
 # --------------------------------------------------------------------------- errors in text formats
@@ -251,31 +250,25 @@ def test_missing_column_names_file_column_and_existing_columns():
     assert "has no column 'premise' (mapped as premise)" in e.value.message
     assert "'pair_id', 'sentence1', 'sentence2', 'gold', 'why'" in e.value.message
     assert "--map premise=COLUMN" in e.value.hint
-    with pytest.raises(SourceFormatError, match="has no column 'premise'") as e:
-        _one(FOLDER / "pairs_dev.tsv", roles)
-    assert e.value.line == 1
+    assert _refused(FOLDER / "pairs_dev.tsv", "has no column 'premise'", roles).line == 1
 
 
 def test_jsonl_missing_key_on_one_line(tmp_path):
-    p = tmp_path / "t.jsonl"
-    p.write_text('{"premise": "a", "hypothesis": "b", "label": "neutral"}\n{"premise": "a", "label": "neutral"}\n')
-    with pytest.raises(SourceFormatError, match="has no column 'hypothesis' .*keys on this line are: 'premise', 'label'") as e:
-        _one(p, ColumnRoles("premise", "hypothesis", "label"))
-    assert e.value.line == 2
-    with pytest.raises(SourceFormatError) as e:
-        _one(TABLE / "nested.jsonl", ColumnRoles("example.premise", "example.hypothesis", "majority", ("example.why",)))
-    assert e.value.line == 1
-    assert e.value.message == (
+    text = '{"premise": "a", "hypothesis": "b", "label": "neutral"}\n{"premise": "a", "label": "neutral"}\n'
+    match = "has no column 'hypothesis' .*keys on this line are: 'premise', 'label'"
+    assert _refused(tmp_path / "t.jsonl", match, data=text).line == 2
+    roles = ColumnRoles("example.premise", "example.hypothesis", "majority", ("example.why",))
+    e = _refused(TABLE / "nested.jsonl", None, roles)
+    assert e.line == 1
+    assert e.message == (
         "has no column 'example.why' (mapped as explanation); its keys on this line are: 'uid', 'example', "
         "'majority', 'split', 'example.premise', 'example.hypothesis'"
     )
 
 
 def test_duplicate_header_column(tmp_path):
-    p = tmp_path / "t.csv"
-    p.write_text("premise,premise,hypothesis,label\na,b,c,neutral\n")
-    with pytest.raises(SourceFormatError, match="names column 'premise' .* 2 times"):
-        _one(p, ColumnRoles("premise", "hypothesis", "label"))
+    text = "premise,premise,hypothesis,label\na,b,c,neutral\n"
+    _refused(tmp_path / "t.csv", "names column 'premise' .* 2 times", data=text)
 
 
 @pytest.mark.parametrize(
@@ -292,24 +285,16 @@ def test_duplicate_header_column(tmp_path):
     ],
 )
 def test_jsonl_wrong_types(tmp_path, record, match):
-    p = tmp_path / "t.jsonl"
     ok = {"premise": "a", "hypothesis": "b", "label": "neutral", "id": "1", "split": "train"}
-    p.write_text(json.dumps(ok) + "\n" + json.dumps({**ok, **record}) + "\n")
-    with pytest.raises(SourceFormatError, match=match) as e:
-        _one(p, ColumnRoles("premise", "hypothesis", "label", (), "id", "split"))
-    assert e.value.line == 2
+    roles = ColumnRoles("premise", "hypothesis", "label", (), "id", "split")
+    assert _refused(tmp_path / "t.jsonl", match, roles, data=jsonl_text([ok, {**ok, **record}])).line == 2
 
 
 def test_jsonl_malformed_lines(tmp_path):
     p = tmp_path / "t.jsonl"
-    p.write_text('{"premise": "a", "hypothesis": "b", "label": "neutral"}\n{"premise": "a",, }\n')
-    with pytest.raises(SourceFormatError, match="malformed JSON at column 17") as e:
-        _one(p, ColumnRoles("premise", "hypothesis", "label"))
-    assert e.value.line == 2
-    p.write_text('"just a string"\n')
-    with pytest.raises(SourceFormatError, match="JSON str, expected an object") as e:
-        _one(p, ColumnRoles("premise", "hypothesis", "label"))
-    assert e.value.line == 1
+    text = '{"premise": "a", "hypothesis": "b", "label": "neutral"}\n{"premise": "a",, }\n'
+    assert _refused(p, "malformed JSON at column 17", data=text).line == 2
+    assert _refused(p, "JSON str, expected an object", data='"just a string"\n').line == 1
 
 
 @pytest.mark.parametrize(
@@ -322,44 +307,27 @@ def test_jsonl_malformed_lines(tmp_path):
     ],
 )
 def test_csv_errors(tmp_path, text, line, match):
-    p = tmp_path / "t.csv"
-    p.write_text(text)
-    with pytest.raises(SourceFormatError, match=match) as e:
-        _one(p, ColumnRoles("premise", "hypothesis", "label"))
-    assert e.value.line == line
+    assert _refused(tmp_path / "t.csv", match, data=text).line == line
 
 
 def test_csv_multiline_quoted_field_keeps_line_numbers(tmp_path):
     p = tmp_path / "t.csv"
-    p.write_text('premise,hypothesis,label\n"two\nlines",b,neutral\na,b\n')
-    with pytest.raises(SourceFormatError, match="row has 2 fields") as e:
-        _one(p, ColumnRoles("premise", "hypothesis", "label"))
-    assert e.value.line == 4
+    assert _refused(p, "row has 2 fields", data='premise,hypothesis,label\n"two\nlines",b,neutral\na,b\n').line == 4
     p.write_text('premise,hypothesis,label\n"two\nlines",b,neutral\n')
-    assert _one(p, ColumnRoles("premise", "hypothesis", "label"))[0].premise == "two\nlines"
+    assert _one(p, PLAIN)[0].premise == "two\nlines"
 
 
 def test_tsv_errors(tmp_path):
     p = tmp_path / "t.tsv"
-    p.write_text("premise\thypothesis\tlabel\na\tb\tneutral\na\tb\n")
-    with pytest.raises(SourceFormatError, match="row has 2 tab-separated fields but the header has 3") as e:
-        _one(p, ColumnRoles("premise", "hypothesis", "label"))
-    assert e.value.line == 3
-    p.write_text("")
-    with pytest.raises(SourceFormatError, match="is empty"):
-        _one(p, ColumnRoles("premise", "hypothesis", "label"))
+    text = "premise\thypothesis\tlabel\na\tb\tneutral\na\tb\n"
+    assert _refused(p, "row has 2 tab-separated fields but the header has 3", data=text).line == 3
+    _refused(p, "is empty", data="")
 
 
 def test_bad_bytes(tmp_path):
-    p = tmp_path / "t.csv"
-    p.write_bytes(b"premise,hypothesis,label\na,b,neutral\ncaf\xe9,b,neutral\n")
-    with pytest.raises(SourceFormatError, match="not valid UTF-8: byte 0xe9 at column 4") as e:
-        _one(p, ColumnRoles("premise", "hypothesis", "label"))
-    assert e.value.line == 3
-    gz = tmp_path / "t.jsonl"
-    gz.write_bytes(gzip.compress(b'{"premise": "a"}\n'))
-    with pytest.raises(SourceFormatError, match="gzip"):
-        _one(gz, ColumnRoles("premise", "hypothesis", "label"))
+    data = b"premise,hypothesis,label\na,b,neutral\ncaf\xe9,b,neutral\n"
+    assert _refused(tmp_path / "t.csv", "not valid UTF-8: byte 0xe9 at column 4", data=data).line == 3
+    _refused(tmp_path / "t.jsonl", "gzip", data=gzip.compress(b'{"premise": "a"}\n'))
     with pytest.raises(SourceFormatError, match="unsupported file suffix"):
         read_nli_table([InputFile(str(tmp_path / "x.xlsx"), "x", "test")], ROLES)
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import copy
 import gzip
 import json
 from collections import Counter
@@ -10,9 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from gradebench.errors import SourceFormatError, SourceNotFoundError
 from gradebench.datasets.winowhy.reader import read_categories, read_winowhy
+from gradebench.errors import SourceFormatError, SourceNotFoundError
 from tests.conftest import FIXTURES, shared_data
+from tests.input_files import read_error
 
 FIX = FIXTURES / "winowhy"
 
@@ -122,29 +122,23 @@ def test_folder_instead_of_file(tmp_path):
         read_winowhy(tmp_path)
 
 
+def _raw_error(tmp_path: Path, data: bytes, match: str) -> SourceFormatError:
+    """The error of reading ``data``, written as it is, as winowhy.json."""
+    return read_error(read_winowhy, tmp_path / "winowhy.json", match, data=data)
+
+
 def test_gzip_rejected(tmp_path):
-    p = tmp_path / "winowhy.json"
-    p.write_bytes(gzip.compress((FIX / "winowhy.json").read_bytes()))
-    with pytest.raises(SourceFormatError, match="gzip") as e:
-        read_winowhy(p)
-    assert e.value.line == 1 and "decompress" in e.value.hint
+    e = _raw_error(tmp_path, gzip.compress((FIX / "winowhy.json").read_bytes()), "gzip")
+    assert e.line == 1 and "decompress" in e.hint
 
 
 def test_binary_rejected(tmp_path):
-    p = tmp_path / "winowhy.json"
-    p.write_bytes(b'[\n{"text": \x00}]')
-    with pytest.raises(SourceFormatError, match="NUL byte") as e:
-        read_winowhy(p)
-    assert e.value.line == 2
+    assert _raw_error(tmp_path, b'[\n{"text": \x00}]', "NUL byte").line == 2
 
 
 def test_bad_utf8_located(tmp_path):
-    p = tmp_path / "winowhy.json"
     raw = (FIX / "winowhy.json").read_bytes().replace(b"hungry", b"hungr\xe9", 1)
-    p.write_bytes(raw)
-    with pytest.raises(SourceFormatError, match="not valid UTF-8: byte 0xe9") as e:
-        read_winowhy(p)
-    assert e.value.line == 2
+    assert _raw_error(tmp_path, raw, "not valid UTF-8: byte 0xe9").line == 2
 
 
 @pytest.mark.parametrize("text", ["", "  \n\n"])

@@ -11,12 +11,9 @@ import gzip
 import json
 import shutil
 from collections import Counter
-from pathlib import Path
 
 import pytest
 
-from gradebench.errors import SourceFormatError, SourceNotFoundError
-from gradebench.hashing import sha256_hex
 from gradebench.datasets.worldtree.reader import (
     Fact,
     RatedFact,
@@ -29,7 +26,10 @@ from gradebench.datasets.worldtree.reader import (
     read_tablestore,
     split_choices,
 )
+from gradebench.errors import SourceFormatError, SourceNotFoundError
+from gradebench.hashing import sha256_hex
 from tests.conftest import FIXTURES, shared_data
+from tests.input_files import write_file
 
 FIX = FIXTURES / "worldtree"
 DATA = FIX / "data"
@@ -42,15 +42,6 @@ HEADER = (
 
 def _row(qid: str = "Q1", key: str = "A", expl: str = "k001|CENTRAL", question: str = "Why? (A) yes (B) no") -> str:
     return "\t".join([qid, "1", "1", key, "1", "0", "Exam", "5", "", "Train", "2020", "T", expl, question, "SUCCESS", "Easy"])
-
-
-def _write(path: Path, text: str | bytes) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    if isinstance(text, bytes):
-        path.write_bytes(text)
-    else:
-        path.write_text(text, encoding="utf-8")
-    return path
 
 
 # --------------------------------------------------------------------------- tables
@@ -118,7 +109,7 @@ def test_tablestore_order_does_not_depend_on_input_order():
     ],
 )
 def test_bad_tables(tmp_path, content, line, message):
-    p = _write(tmp_path / "T.tsv", content)
+    p = write_file(tmp_path / "T.tsv", content)
     with pytest.raises(SourceFormatError) as e:
         read_table(p)
     assert e.value.path == str(p) and e.value.line == line
@@ -126,7 +117,7 @@ def test_bad_tables(tmp_path, content, line, message):
 
 
 def test_long_row_with_empty_extra_cells_is_fine(tmp_path):
-    p = _write(tmp_path / "T.tsv", "A\t[SKIP] UID\t\nx\tu1\t\t\t\n")
+    p = write_file(tmp_path / "T.tsv", "A\t[SKIP] UID\t\nx\tu1\t\t\t\n")
     assert read_table(p) == [Fact("u1", "T", "x", False, 2)]
 
 
@@ -209,7 +200,7 @@ def test_split_choices(question, expected):
     ],
 )
 def test_bad_questions(tmp_path, text, line, message):
-    p = _write(tmp_path / "questions.train.tsv", text)
+    p = write_file(tmp_path / "questions.train.tsv", text)
     with pytest.raises(SourceFormatError) as e:
         read_questions(p, "train")
     assert (e.value.path, e.value.line) == (str(p), line)
@@ -217,7 +208,7 @@ def test_bad_questions(tmp_path, text, line, message):
 
 
 def test_questions_not_utf8_names_line(tmp_path):
-    p = _write(tmp_path / "q.tsv", (HEADER + "\n" + _row() + "\n").encode() + b"Q2\t\xe9\n")
+    p = write_file(tmp_path / "q.tsv", (HEADER + "\n" + _row() + "\n").encode() + b"Q2\t\xe9\n")
     with pytest.raises(SourceFormatError, match="not valid UTF-8") as e:
         read_questions(p, "train")
     assert e.value.line == 3
@@ -303,7 +294,7 @@ def _doc(**over) -> dict:
     ],
 )
 def test_bad_ratings(tmp_path, data, message):
-    p = _write(tmp_path / "wt-expert-ratings.dev.json", json.dumps(data, indent=2))
+    p = write_file(tmp_path / "wt-expert-ratings.dev.json", json.dumps(data, indent=2))
     with pytest.raises(SourceFormatError) as e:
         read_ratings(p, "validation")
     assert e.value.path == str(p) and message in e.value.message and e.value.hint
@@ -313,14 +304,14 @@ def test_bad_ratings(tmp_path, data, message):
 
 
 def test_ratings_invalid_json_names_line(tmp_path):
-    p = _write(tmp_path / "r.json", '{\n  "rankingProblems": [\n    {"qid": "Q1",}\n  ]\n}\n')
+    p = write_file(tmp_path / "r.json", '{\n  "rankingProblems": [\n    {"qid": "Q1",}\n  ]\n}\n')
     with pytest.raises(SourceFormatError, match="not valid JSON") as e:
         read_ratings(p, "test")
     assert e.value.line == 3
 
 
 def test_ratings_float_relevance_that_is_whole_is_accepted(tmp_path):
-    p = _write(tmp_path / "r.json", json.dumps({"rankingProblems": [_problem(documents=[_doc(relevance=3.0)])]}))
+    p = write_file(tmp_path / "r.json", json.dumps({"rankingProblems": [_problem(documents=[_doc(relevance=3.0)])]}))
     assert read_ratings(p, "test")[0].ratings[0].relevance == 3
 
 
@@ -353,10 +344,10 @@ def test_find_release_errors(tmp_path):
         find_release(DATA / "questions.train.tsv")
     with pytest.raises(SourceFormatError, match="no WorldTree release here"):
         find_release(tmp_path)
-    _write(tmp_path / "a" / "questions.train.tsv", HEADER + "\n")
+    write_file(tmp_path / "a" / "questions.train.tsv", HEADER + "\n")
     with pytest.raises(SourceFormatError, match="no tablestore"):
         find_release(tmp_path / "a")
-    _write(tmp_path / "b" / "tables" / "X.tsv", "A\t[SKIP] UID\t\n")
+    write_file(tmp_path / "b" / "tables" / "X.tsv", "A\t[SKIP] UID\t\n")
     with pytest.raises(SourceFormatError, match="no questions"):
         find_release(tmp_path / "b")
 
