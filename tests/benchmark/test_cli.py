@@ -144,19 +144,19 @@ def two_builds(tmp_path):
 @pytest.mark.parametrize("command", [["info"], ["validate"], ["eval", "--scorer", "bm25", "--benchmark"]])
 def test_a_recipe_folder_lists_its_builds(two_builds, capsys, command):
     folder, names = two_builds
-    code, out, err = run(capsys, *command, str(folder))
+    code, out, err = run_cli(capsys, *command, str(folder))
     assert code == 2 and out == "" and err.count("\n") == 1
     assert f"it holds 2 builds: {names[0]}, {names[1]}; pass one of them" in err, err
     assert f"(hint: e.g. {folder / names[0]})" in err and "interrupted" not in err
-    code, _, err = run(capsys, *command, str(folder.parent))  # the output root
+    code, _, err = run_cli(capsys, *command, str(folder.parent))  # the output root
     assert code == 2 and f"holds 2 builds: demo/{names[0]}, demo/{names[1]}" in err, err
 
 
 def test_a_single_build_or_a_truly_incomplete_folder_keeps_its_message(two_builds, capsys):
     folder, names = two_builds
-    code, out, _ = run(capsys, "info", str(folder / names[1]))
+    code, out, _ = run_cli(capsys, "info", str(folder / names[1]))
     assert code == 0 and "demo v1" in out
-    code, _, err = run(capsys, "info", str(folder / "fedcba987654"))
+    code, _, err = run_cli(capsys, "info", str(folder / "fedcba987654"))
     assert code == 2 and "no manifest.json" in err
 
 

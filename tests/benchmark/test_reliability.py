@@ -168,7 +168,8 @@ def test_benchmark_folder_follows_umask(tmp_path, umask):
     "kwargs",
     [
         {"limit": True}, {"limit": 2.5}, {"limit": "5"}, {"limit": 0},
-        {"resplit": (80.5, 9.5, 10)}, {"resplit": (80, 10)}, {"resplit": "80/10/10"},
+        {"resplit": (80.5, 9.5, 10)}, {"resplit": (80, 10)}, {"resplit": "80/10"}, {"resplit": "a/b/c"},
+        {"resplit": "80/10/10/0"},  # the string "80/10/10" is accepted (issue 15): malformed ones are not
         {"source": 123}, {"out": 5}, {"force": "yes"}, {"workers": 0}, {"workers": True},
     ],
 )
