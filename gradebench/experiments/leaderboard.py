@@ -31,7 +31,6 @@ tied with the best system (a benchmark the probe solves does not test query unde
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -40,71 +39,12 @@ import numpy as np
 from gradebench.errors import InvalidArgumentError, UnknownNameError
 from gradebench.experiments.conventions import PROBE, TEST, TEST_RESAMPLES
 from gradebench.experiments.record import EvalRecord, json_float
+from gradebench.experiments.render import Board, Leaderboard, Row
 from gradebench.experiments.store import list_records, read_per_query
 from gradebench.hashing import sha256_json
 from gradebench.paths import RESULTS_DIR
 from gradebench.registry import suggest
 from gradebench.stats import bootstrap_ci, holm, paired_randomization_test
-
-
-@dataclass(frozen=True)
-class Row:
-    """One system on one benchmark (see the module docstring)."""
-
-    rank: int
-    system: str
-    system_id: str
-    scorer: str
-    scorer_version: int
-    config: dict[str, Any]
-    loss: str | None
-    loss_params: dict[str, Any]
-    options: dict[str, Any] | None
-    n_seeds: int
-    seeds: list[int]
-    record_ids: list[str]
-    n_queries: int
-    metrics: dict[str, dict[str, Any]]
-    is_best: bool
-    tied_with_best: bool | None
-    p_value: float | None
-    p_adjusted: float | None
-    probe: bool
-
-
-@dataclass(frozen=True)
-class Board:
-    """The leaderboard of one benchmark (name + fingerprint) and split."""
-
-    benchmark: str
-    fingerprint: str
-    split: str
-    rows: list[Row]
-    validity: dict[str, Any] | None
-
-
-@dataclass(frozen=True)
-class Leaderboard:
-    split: str
-    sort_by: str
-    alpha: float
-    test: str
-    boards: list[Board] = field(default_factory=list)
-    #: policy-optimisation runs (gradebench lipo | grpo | ppo) on these benchmarks, one row each
-    policies: list[dict[str, Any]] = field(default_factory=list)
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
-    def to_markdown(self) -> str:
-        from gradebench.experiments.render import markdown
-
-        return markdown(self)
-
-    def to_html(self) -> str:
-        from gradebench.experiments.render import html
-
-        return html(self)
 
 
 def system_key(rec: EvalRecord) -> dict[str, Any]:

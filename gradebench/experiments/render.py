@@ -1,4 +1,7 @@
-"""Text, Markdown and HTML renderings of a :class:`~gradebench.experiments.leaderboard.Leaderboard`.
+"""A leaderboard's shape (:class:`Leaderboard`, :class:`Board`, :class:`Row`) and its text, Markdown and HTML renderings.
+
+:func:`gradebench.experiments.leaderboard.leaderboard` computes a :class:`Leaderboard` from the
+records; this module only lays one out, so it imports nothing of the computation.
 
 Columns: rank, system, seeds, the sort metric and :data:`~gradebench.experiments.conventions.SHOWN`
 as ``value [ci_low, ci_high]``, and ``vs best``: ``best``, ``=`` (not significantly different
@@ -14,12 +17,66 @@ from __future__ import annotations
 import html as _html
 import re
 import textwrap
-from typing import TYPE_CHECKING, Any
+from dataclasses import asdict, dataclass, field
+from typing import Any
 
 from gradebench.experiments.conventions import PROBE, SHOWN
 
-if TYPE_CHECKING:
-    from gradebench.experiments.leaderboard import Board, Leaderboard, Row
+
+@dataclass(frozen=True)
+class Row:
+    """One system on one benchmark (see the module docstring)."""
+
+    rank: int
+    system: str
+    system_id: str
+    scorer: str
+    scorer_version: int
+    config: dict[str, Any]
+    loss: str | None
+    loss_params: dict[str, Any]
+    options: dict[str, Any] | None
+    n_seeds: int
+    seeds: list[int]
+    record_ids: list[str]
+    n_queries: int
+    metrics: dict[str, dict[str, Any]]
+    is_best: bool
+    tied_with_best: bool | None
+    p_value: float | None
+    p_adjusted: float | None
+    probe: bool
+
+
+@dataclass(frozen=True)
+class Board:
+    """The leaderboard of one benchmark (name + fingerprint) and split."""
+
+    benchmark: str
+    fingerprint: str
+    split: str
+    rows: list[Row]
+    validity: dict[str, Any] | None
+
+
+@dataclass(frozen=True)
+class Leaderboard:
+    split: str
+    sort_by: str
+    alpha: float
+    test: str
+    boards: list[Board] = field(default_factory=list)
+    #: policy-optimisation runs (gradebench lipo | grpo | ppo) on these benchmarks, one row each
+    policies: list[dict[str, Any]] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    def to_markdown(self) -> str:
+        return markdown(self)
+
+    def to_html(self) -> str:
+        return html(self)
 
 
 def columns(lb: Leaderboard) -> list[str]:
