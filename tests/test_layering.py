@@ -221,3 +221,13 @@ def test_function_level_and_relative_imports_are_seen(tmp_path):
     visitor = _Imports("gradebench.benchmark.writer", False)
     visitor.visit(ast.parse(source))
     assert [t for _, t in visitor.found] == ["gradebench.cli.main", "gradebench.benchmark.engine"]
+
+
+def test_the_readme_architecture_names_every_package_and_core_module():
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = readme.split("## Architecture", 1)[1].split("\n## ", 1)[0]
+    packages = {p.name for p in PACKAGE.iterdir() if (p / "__init__.py").is_file()}
+    named = {name for name in packages if f"`{name}/`" in section}
+    assert named == packages, f"packages missing from the README's Architecture: {sorted(packages - named)}"
+    core = {p.stem for p in PACKAGE.glob("*.py") if not p.stem.startswith("_") and p.stem not in RANK}
+    assert {m for m in core if f"`{m}`" in section} == core, sorted(m for m in core if f"`{m}`" not in section)
