@@ -43,6 +43,7 @@ from gradebench.datasets.responses.lists import (
     ResponseSection,
     assemble,
     query_key,
+    response_key,
 )
 from gradebench.datasets.responses.table import suffix_formats
 from gradebench.hashing import short_id
@@ -209,7 +210,7 @@ class RatingsBuilder(ResponseBuilder):
     def _deduplicated(rated: list[_Rated], skipped: Counter) -> list[_Rated]:
         by_key: dict[tuple[str, str], list[_Rated]] = {}
         for r in rated:
-            by_key.setdefault(Candidate(r.answer, 0, 0.0).key, []).append(r)
+            by_key.setdefault(response_key(r.answer), []).append(r)
         out = []
         for copies in by_key.values():
             if len({c.grade for c in copies}) > 1:

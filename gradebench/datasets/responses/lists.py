@@ -35,6 +35,7 @@ __all__ = [
     "ResponseSection",
     "assemble",
     "query_key",
+    "response_key",
 ]
 
 SUBSET = Column("subset", pa.string(), True, "the source's subset/category of the prompt (null: none); "
@@ -70,8 +71,13 @@ class Candidate:
 
     @property
     def key(self) -> tuple[str, str]:
-        """What identifies the response: its text and its messages as JSON (``""`` for plain text)."""
-        return render(self.conv), messages_json(self.conv) or ""
+        """What identifies the response (:func:`response_key`)."""
+        return response_key(self.conv)
+
+
+def response_key(conv: Conversation) -> tuple[str, str]:
+    """What identifies a response: its text and its messages as JSON (``""`` for plain text)."""
+    return render(conv), messages_json(conv) or ""
 
 
 def query_key(subset: str | None, prompt: Conversation) -> tuple[str, str, str]:
