@@ -311,3 +311,19 @@ def test_build_end_to_end_with_validity_figures(tmp_path):
     assert 0.0 <= v["query_blind"]["pairwise_agreement"] <= 1.0 and "bm25" in v and "lexical_ceiling" in v
     card = (Path(r.path) / "README.md").read_text()
     assert "Pairwise preferences" in card and "Not redistributable" in card
+
+
+def test_cli_build_with_map(tmp_path, capsys):
+    from gradebench.cli.main import main
+
+    src = tmp_path / "mine.csv"
+    src.write_text("question,good,bad,category\nWhat is 1+1?,2,3,math\n\"Say hi, please.\",Hi!,No.,chat\n",
+                   encoding="utf-8")
+    code = main(["build", "preference-pairs", "--source", str(src), "--out", str(tmp_path / "out"), "--json",
+                 "--no-validity", "--map", "prompt=question,chosen=good,rejected=bad,subset=category"])
+    out = json.loads(capsys.readouterr().out)
+    assert code == 0 and out["splits"] == {"test": {"queries": 2, "candidates": 4}}
+    table = pq.read_table(Path(out["path"]) / out["files"]["test"][0])
+    assert sorted(set(table.column("subset").to_pylist())) == ["chat", "math"]
+    manifest = json.loads((Path(out["path"]) / "manifest.json").read_text())
+    assert manifest["recipe"]["columns"]["prompt"] == "question"  # the mapping is part of the fingerprint
