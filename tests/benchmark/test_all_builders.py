@@ -34,6 +34,9 @@ CASES: dict[str, tuple[str, Path]] = {
     "chaosnli": ("chaosnli-snli", FIXTURES / "chaosnli" / "chaosNLI_v1.0" / "chaosNLI_snli.jsonl"),
     "anli": ("anli", FIXTURES / "anli"),
     "worldtree": ("worldtree", FIXTURES / "worldtree" / "data"),
+    "preferences": ("preference-pairs", FIXTURES / "preferences" / "trl"),
+    "best-of-n": ("best-of-n", FIXTURES / "best_of_n" / "rb2"),
+    "ratings": ("multi-ratings", FIXTURES / "ratings" / "ultrafeedback"),
 }
 BUILDERS = sorted(CASES)
 

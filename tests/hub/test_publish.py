@@ -300,6 +300,10 @@ def test_non_redistributable_with_the_flag(built, tmp_path, capsys):
     ("worldtree", ["cc-by-sa-4.0", "mit", "other"]),
     ("nli-table", ["other"]),
     ("anli", ["cc-by-nc-4.0", "other"]),  # ART states no license for its data (Apache-2.0 is its code's)
+    ("preference-pairs", ["other"]),  # the importers read the user's own file: its terms are unknown
+    ("best-of-n", ["other"]),
+    ("multi-ratings", ["other"]),
+    ("multi-ratings-flat", ["other"]),
 ])
 def test_hub_license_ids_of_every_recipe(recipe, ids):
     from gradebench.recipes import recipe_names
@@ -307,7 +311,8 @@ def test_hub_license_ids_of_every_recipe(recipe, ids):
     assert recipe in recipe_names()
     terms = load_recipe(recipe).source.license_terms
     assert hub_license_ids([(terms, True)]) == terms.hub == ids
-    assert terms.redistributable is (recipe not in ("worldtree", "nli-table", "anli"))
+    assert terms.redistributable is (recipe not in ("worldtree", "nli-table", "anli", "preference-pairs", "best-of-n",
+                                                    "multi-ratings", "multi-ratings-flat"))
 
 
 def test_every_shipped_recipe_has_its_hub_ids_pinned():

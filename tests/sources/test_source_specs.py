@@ -41,6 +41,10 @@ LICENSES = {
                  "mnli": (["cc-by-nc-4.0", "cc-by-sa-3.0", "cc-by-3.0", "other"], True)},
     "anli": {None: (["cc-by-nc-4.0", "other"], False)},
     "worldtree": {None: (["cc-by-sa-4.0", "mit", "other"], False)},
+    "preferences": {None: (["other"], False), "rewardbench": (["odc-by", "other"], True)},
+    "best-of-n": {None: (["other"], False), "rewardbench-2": (["odc-by", "other"], True)},
+    "ratings": {None: (["other"], False), "ultrafeedback": (["mit"], True), "helpsteer": (["cc-by-4.0"], True),
+                "helpsteer2": (["cc-by-4.0"], True)},
 }
 
 
@@ -84,8 +88,13 @@ def test_a_license_text_no_spec_states_is_other_with_its_familys_flag():
 # ---------------------------------------------------------------- recipes resolve as before
 
 
+#: recipes shipped after c35a736 (they never resolved without the source specs, so the pin cannot hold them)
+ADDED_AFTER_PIN = ("best-of-n", "multi-ratings", "multi-ratings-flat", "preference-pairs")
+
+
 def test_the_pin_covers_every_shipped_recipe():
-    assert sorted(PINNED) == recipe_names()
+    assert sorted(PINNED) == sorted(set(recipe_names()) - set(ADDED_AFTER_PIN))
+    assert set(ADDED_AFTER_PIN) <= set(recipe_names())
 
 
 @pytest.mark.parametrize("name", sorted(PINNED))
@@ -94,7 +103,7 @@ def test_every_shipped_recipe_resolves_as_at_c35a736(name):
     assert load_recipe(name).model_dump(mode="json") == PINNED[name]
 
 
-@pytest.mark.parametrize("name", sorted(PINNED))
+@pytest.mark.parametrize("name", sorted(PINNED) + list(ADDED_AFTER_PIN))
 def test_shipped_recipes_reference_the_spec_instead_of_copying_it(name):
     source = yaml.safe_load((recipes_dir() / f"{name}.yaml").read_text(encoding="utf-8")).get("source", {})
     assert not set(source) & set(SPEC_KEYS), f"{name} copies {sorted(set(source) & set(SPEC_KEYS))}"
