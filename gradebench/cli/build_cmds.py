@@ -32,7 +32,8 @@ def build(
     ] = True,
     map_: Annotated[
         Optional[list[str]],
-        typer.Option("--map", help="column roles for nli-table sources, e.g. --map premise=sentence1,label=gold",
+        typer.Option("--map", help="column roles of table sources (nli-table, preference and rating "
+                     "importers), e.g. --map premise=sentence1,label=gold",
                      show_default="the recipe's columns"),
     ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="print the result as JSON")] = False,
