@@ -149,8 +149,9 @@ class LambdaMART(Scorer):
         try:
             scorer._booster = lgb.Booster(model_str=text)
         except Exception as e:  # noqa: BLE001 - LightGBMError, or a bad pandas_categorical line
-            raise RunError(f"cannot load the LambdaMART model ({type(e).__name__}: {str(e).splitlines()[0]})",
-                           path=path, hint=_REDO) from None
+            first = (str(e).strip().splitlines() or [""])[0]
+            raise RunError(f"cannot load the LambdaMART model ({type(e).__name__}: {first})", path=path,
+                           hint=_REDO) from None
         if scorer._booster.num_feature() != len(FEATURE_NAMES):
             raise RunError("the saved LambdaMART model uses another feature set", path=path, hint=_REDO)
         return scorer
