@@ -142,12 +142,19 @@ def leaderboard(
 
 @app.command()
 def query(
-    sql: Annotated[str, typer.Argument(help="SQL over the views results, metrics, per_query, predictions, candidates")],
+    sql: Annotated[str, typer.Argument(help="one SELECT over the views results, metrics, per_query, predictions, "
+                                            "candidates, records, policies")],
     fmt: Annotated[Optional[str], typer.Option("--format", help="table | csv | json", show_default="table")] = None,
     results_dir: Annotated[Path, _results_dir] = RESULTS_DIR,
     as_json: Annotated[bool, typer.Option("--json", help="same as --format json")] = False,
 ) -> None:
-    """Run SQL (DuckDB) over the result records; views are defined in leaderboard/views.sql."""
+    """Run one read-only SQL query (DuckDB) over the result records; views are defined in leaderboard/views.sql.
+
+    The query is a single SELECT (or WITH ... SELECT) over the views results, metrics, per_query, predictions, \
+candidates, records and policies. Nothing else runs: a second statement after ';' and any COPY, ATTACH, CREATE, \
+SET, PRAGMA or INSTALL are refused, and no file but the records and their benchmarks can be read \
+(read_csv('/etc/passwd') fails); nothing is written.
+    """
     from gradebench.experiments.query import FORMATS, run_query
 
     fmt = _json_format(fmt, as_json)

@@ -17,8 +17,8 @@ Example (``recipes/experiments/demo.yaml``)::
 
 The grid is benchmarks x scorers x losses x seeds; a scorer that takes no loss gets one cell
 per seed (its own ``losses:`` list overrides the top-level one). Relative paths are relative
-to the current directory, like every other path on the command line. Unknown keys are
-errors naming the file, line and key.
+to the current directory, like every other path on the command line. Unknown keys, and a key
+given twice in one mapping, are errors naming the file, line and key.
 """
 
 from __future__ import annotations
@@ -26,12 +26,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from gradebench.errors import RecipeError
 from gradebench.paths import OUT_DIR
-from gradebench.recipes.loader import _dotted, _line_of
+from gradebench.recipes.loader import _dotted, _line_of, read_mapping
 
 #: training options the grid sets itself
 GRID_OPTIONS = ("loss", "loss_params", "seed")
@@ -115,23 +114,15 @@ class Experiment(_Strict):
 
 
 def load_experiment(path: str | Path) -> Experiment:
-    """Load and validate an experiment YAML; problems raise :class:`RecipeError` with file, line and key."""
+    """Load and validate an experiment YAML; problems raise :class:`RecipeError` with file, line and key.
+
+    The file is read as recipes are (:func:`gradebench.io.yamlio.read_mapping`): a key given
+    twice in one mapping is an error, not the last value silently winning.
+    """
     p = Path(path)
     if not p.is_file():
         raise RecipeError("experiment file not found", path=p, hint="give the path to an experiment .yaml")
-    try:
-        text = p.read_text(encoding="utf-8")
-        node = yaml.compose(text, Loader=yaml.SafeLoader)
-        data = yaml.safe_load(text)
-    except UnicodeDecodeError as e:
-        raise RecipeError(f"not UTF-8 text ({e.reason})", path=p, hint="save the file as UTF-8") from None
-    except yaml.YAMLError as e:
-        mark = getattr(e, "problem_mark", None)
-        problem = getattr(e, "problem", None) or str(e).splitlines()[0]
-        raise RecipeError(f"invalid YAML: {problem}", path=p, line=None if mark is None else mark.line + 1,
-                          hint="fix the YAML syntax") from None
-    if not isinstance(data, dict):
-        raise RecipeError("an experiment must be a YAML mapping", path=p, line=1, hint="start with 'name: ...'")
+    data, node = read_mapping(p, what="sweep experiment", start_hint="start with 'name: ...'")
     try:
         return Experiment.model_validate(data)
     except ValidationError as e:

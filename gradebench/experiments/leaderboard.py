@@ -36,7 +36,7 @@ from typing import Any
 
 import numpy as np
 
-from gradebench.errors import InvalidArgumentError, UnknownNameError
+from gradebench.errors import InvalidArgumentError, RecordError, UnknownNameError
 from gradebench.experiments.conventions import PROBE, TEST, TEST_RESAMPLES
 from gradebench.experiments.record import EvalRecord, json_float
 from gradebench.experiments.render import Board, Leaderboard, Row
@@ -104,12 +104,21 @@ def leaderboard(
 ) -> Leaderboard:
     """The leaderboard of every benchmark (or one, by name) in ``results_dir`` on ``split``.
 
+    An existing folder without records gives an empty leaderboard; a folder that does not exist
+    is an error (a mistyped ``--results-dir`` must not look like "no results yet").
+
     Raises:
+        RecordError: ``results_dir`` does not exist or is not a folder.
         UnknownNameError: ``sort_by`` is not a metric of the records.
         InvalidArgumentError: ``alpha`` not in (0, 1).
     """
     if isinstance(alpha, bool) or not isinstance(alpha, (int, float)) or not 0 < alpha < 1:
         raise InvalidArgumentError(f"alpha must be in (0, 1), got {alpha!r}", hint="e.g. --alpha 0.05")
+    root = Path(results_dir)
+    if not root.is_dir():
+        raise RecordError("no such results folder" if not root.exists() else "the results folder is a file",
+                          path=root, hint="give the folder `gradebench eval` wrote its records into (--results-dir), "
+                                          "or evaluate something first (gradebench eval ...)")
     records = list_records(results_dir, benchmark=benchmark, split=split)
     known = sorted({m for r in records for m in r.metrics})
     if records and sort_by not in known:

@@ -6,6 +6,15 @@ query), ``predictions`` (record x candidate) and ``candidates`` (the rows of the
 the records reference). The record files themselves are the store; no ``.duckdb`` file is
 ever written.
 
+What a query may do: read the views, nothing else. A query is one ``SELECT`` (``WITH ...
+SELECT``, ``FROM ...``, ``VALUES``, ``DESCRIBE``, ``SHOW`` and ``SUMMARIZE`` included); a second
+statement after ``;`` and any other statement (``COPY``, ``ATTACH``, ``CREATE``, ``SET``,
+``PRAGMA``, ``INSTALL``...) are refused before anything runs. The connection reads only the
+files the views are defined over (the records, their predictions and per-query files, the
+policy records and the referenced benchmarks' Parquet files); ``read_csv('/etc/passwd')``, any
+write, any other file and the network fail with a permission error, and the configuration is
+locked so no statement can lift that.
+
 Example -- which tier pairs each scorer confuses (share of differently-graded pairs it orders
 the wrong way round, ties counting 1/2)::
 
@@ -47,6 +56,8 @@ _EMPTY_CANDIDATES = (
     "NULL::VARCHAR AS candidate_id, NULL::VARCHAR AS candidate, NULL::DOUBLE AS score, NULL::SMALLINT AS relevance, "
     "NULL::VARCHAR AS tier, NULL::VARCHAR AS split WHERE false)"
 )
+VIEWS_HINT = ("views: results, metrics, per_query, predictions, candidates, records, policies (columns in "
+              'leaderboard/views.sql); quote metric columns: "ndcg@5"')
 _EMPTY_FILES = (
     "(SELECT NULL::VARCHAR AS file, NULL::VARCHAR AS benchmark, NULL::VARCHAR AS benchmark_fingerprint WHERE false)"
 )
@@ -97,6 +108,11 @@ def view_statements(results_dir: str | Path) -> str:
     Raises:
         RecordError: no record under ``results_dir``.
     """
+    return _views(results_dir)[0]
+
+
+def _views(results_dir: str | Path) -> tuple[str, list[Path]]:
+    """``(view SQL, every file the views read)`` for ``results_dir``."""
     files = record_files(results_dir)
     if not files:
         raise RecordError("no result records", path=results_dir,
@@ -109,8 +125,9 @@ def view_statements(results_dir: str | Path) -> str:
             raise RecordError(f"unreadable record ({e})", path=f, hint="delete it and evaluate again") from None
     stems = [f.name[: -len(".json")] for f in files]
     bench = _benchmark_files(docs)
+    bench_paths = [Path(b[0]) for b in bench]
     if bench:
-        source = f"read_parquet({_list([Path(b[0]) for b in bench])}, filename = true, union_by_name = true)"
+        source = f"read_parquet({_list(bench_paths)}, filename = true, union_by_name = true)"
         table = "(VALUES " + ", ".join(f"({_lit(f)}, {_lit(n)}, {_lit(fp)})" for f, n, fp in bench) + \
             ") AS t(file, benchmark, benchmark_fingerprint)"
     else:
@@ -122,27 +139,40 @@ def view_statements(results_dir: str | Path) -> str:
         f"read_text({_list(policy_files)})" if policy_files
         else "(SELECT NULL::VARCHAR AS content, NULL::VARCHAR AS filename WHERE false)"
     )
+    predictions = [f.parent / (s + PREDICTIONS_SUFFIX) for f, s in zip(files, stems)]
+    per_query = [f.parent / (s + PER_QUERY_SUFFIX) for f, s in zip(files, stems)]
     fills = {
         "${RECORD_FILES}": _list(files),
         "${POLICY_SOURCE}": policy_source,
-        "${PREDICTION_FILES}": _list([f.parent / (s + PREDICTIONS_SUFFIX) for f, s in zip(files, stems)]),
-        "${PER_QUERY_FILES}": _list([f.parent / (s + PER_QUERY_SUFFIX) for f, s in zip(files, stems)]),
+        "${PREDICTION_FILES}": _list(predictions),
+        "${PER_QUERY_FILES}": _list(per_query),
         "${CANDIDATES_SOURCE}": source,
         "${BENCHMARK_FILES}": table,
     }
     sql = views_sql_path().read_text(encoding="utf-8")
     for key, value in fills.items():
         sql = sql.replace(key, value)
-    return sql
+    return sql, [*files, *predictions, *per_query, *policy_files, *bench_paths]
 
 
 def connect(results_dir: str | Path = RESULTS_DIR) -> Any:
-    """An in-memory DuckDB connection with the result views defined."""
+    """An in-memory DuckDB connection with the result views defined, locked to them.
+
+    The views are created first; then the connection may read only the files the views read
+    (``allowed_paths``), every other file and network access is off
+    (``enable_external_access = false``: no ``read_csv('/etc/passwd')``, ``COPY ... TO``,
+    ``ATTACH``, ``INSTALL``) and the configuration is locked (``lock_configuration``), so no
+    statement can turn that back on.
+    """
     import duckdb
 
+    sql, files = _views(results_dir)
     con = duckdb.connect(":memory:")
     try:
-        con.execute(view_statements(results_dir))
+        con.execute(sql)
+        con.execute(f"SET allowed_paths = {_list(files)}")
+        con.execute("SET enable_external_access = false")
+        con.execute("SET lock_configuration = true")
     except duckdb.Error as e:
         con.close()
         raise QueryError(
@@ -150,6 +180,32 @@ def connect(results_dir: str | Path = RESULTS_DIR) -> Any:
             hint="a record or benchmark file may be corrupt; check the files under --results-dir",
         ) from None
     return con
+
+
+def check_read_only(con: Any, sql: str) -> None:
+    """Refuse anything but one read-only query: a second statement, or a statement that is not a
+    ``SELECT`` (``WITH ... SELECT``, ``FROM ...``, ``VALUES``, ``DESCRIBE``, ``SUMMARIZE`` and
+    ``SHOW`` are ``SELECT`` s to DuckDB).
+
+    Raises:
+        QueryError: the SQL does not parse, holds several statements, or one that is no query.
+    """
+    import duckdb
+
+    try:
+        statements = con.extract_statements(sql)
+    except duckdb.Error as e:
+        raise QueryError(f"SQL error: {_first_line(e)}", hint=VIEWS_HINT) from None
+    if len(statements) != 1:
+        raise QueryError(f"gradebench query runs one SELECT statement; this SQL holds {len(statements)}",
+                         hint="drop everything after the first ';' and run each query on its own")
+    kind = statements[0].type
+    if kind != duckdb.StatementType.SELECT:
+        name = getattr(kind, "name", str(kind))
+        raise QueryError(f"gradebench query is a read-only view of the records: a {name} statement is not "
+                         "allowed, only SELECT (or WITH ... SELECT)",
+                         hint="select from the views results, metrics, per_query, predictions, candidates, "
+                              "records, policies; write files with --format csv|json and a shell redirect")
 
 
 def _first_line(e: BaseException) -> str:
@@ -214,10 +270,14 @@ def _plain(v: Any) -> Any:
 
 
 def run_query(sql: str, *, results_dir: str | Path = RESULTS_DIR) -> QueryResult:
-    """Run ``sql`` over the result views of ``results_dir``.
+    """Run ``sql``, one read-only query, over the result views of ``results_dir``.
+
+    The query runs on a :func:`connect` connection (no file but the views' own, no network, a
+    locked configuration) after :func:`check_read_only`.
 
     Raises:
-        QueryError: the SQL is invalid or fails (one line, with the views in the hint).
+        QueryError: the SQL is invalid or fails, holds several statements or one that is no
+            query, or reads a file it may not (one line, with the views in the hint).
         RecordError: no records under ``results_dir``.
     """
     import duckdb
@@ -227,15 +287,15 @@ def run_query(sql: str, *, results_dir: str | Path = RESULTS_DIR) -> QueryResult
                                    hint="e.g. gradebench query 'select scorer, \"ndcg@5\" from results'")
     con = connect(results_dir)
     try:
+        check_read_only(con, sql)
         cur = con.execute(sql)
         columns = [d[0] for d in cur.description] if cur.description else []
         rows = [[_plain(v) for v in r] for r in cur.fetchall()] if columns else []
+    except duckdb.PermissionException as e:
+        raise QueryError(f"SQL error: {_first_line(e)}", hint="gradebench query reads only the records' views; "
+                         "files other than the records and their benchmarks are not readable") from None
     except duckdb.Error as e:
-        raise QueryError(
-            f"SQL error: {_first_line(e)}",
-            hint="views: results, metrics, per_query, predictions, candidates (columns in leaderboard/views.sql); "
-            'quote metric columns: "ndcg@5"',
-        ) from None
+        raise QueryError(f"SQL error: {_first_line(e)}", hint=VIEWS_HINT) from None
     finally:
         con.close()
     return QueryResult(columns=columns, rows=rows)

@@ -2,7 +2,9 @@
 
 A file is downloaded with :mod:`urllib` to ``<dest>/<name>.incomplete-<pid>``, verified
 against its ``git_blob_sha1`` and/or ``sha256``, then renamed into place (atomic on one
-filesystem). A verified copy already at ``<dest>/<name>`` is reused with no network access.
+filesystem). A verified copy already at ``<dest>/<name>`` is reused with no network access. A
+failed download leaves nothing behind: no temp file, and no cache folder it created (a folder
+left empty would read as a cache that exists).
 """
 
 from __future__ import annotations
@@ -218,15 +220,9 @@ def fetch(
     final = _dest_path(remote, dest_dir)
     if final.is_file() and not _file_digests(remote, final).mismatches():
         return final
-    try:
-        dest_dir.mkdir(parents=True, exist_ok=True)
-    except OSError as e:
-        raise DownloadError(
-            f"cannot create the download folder ({e.strerror or e})",
-            path=dest_dir,
-            hint="check permissions or set GRADEBENCH_CACHE to a writable folder",
-        ) from None
+    created = _make_dirs(dest_dir)
     tmp = dest_dir / f"{remote.filename}.incomplete-{os.getpid()}"
+    ok = False
     try:
         try:
             bad = _download(remote, tmp, timeout, _want_progress(progress)).mismatches()
@@ -245,9 +241,37 @@ def fetch(
                 hint="the file at the url changed or the transfer was corrupted: retry, "
                 "check the recipe's checksum and url, or pass --source PATH with a verified local copy",
             )
+        ok = True
     finally:
         tmp.unlink(missing_ok=True)
+        if not ok:
+            _remove_empty(created)
     return final
+
+
+def _make_dirs(folder: Path) -> list[Path]:
+    """Create ``folder`` and its missing parents; returns the folders created, deepest first."""
+    missing = [p for p in (folder, *folder.parents) if not p.exists()]
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        _remove_empty(missing)
+        raise DownloadError(
+            f"cannot create the download folder ({e.strerror or e})",
+            path=folder,
+            hint="check permissions or set GRADEBENCH_CACHE to a writable folder",
+        ) from None
+    return missing
+
+
+def _remove_empty(folders: list[Path]) -> None:
+    """Remove the folders this download created, deepest first, while they are empty (a folder
+    that another download has put a file into meanwhile stays, and so do its parents)."""
+    for folder in folders:
+        try:
+            folder.rmdir()
+        except OSError:
+            return
 
 
 def fetch_all(

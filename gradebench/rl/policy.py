@@ -15,6 +15,7 @@ from typing import Any
 from gradebench.errors import InvalidArgumentError
 from gradebench.hashing import sha256_file, sha256_json
 
+_CORRUPT_HINT = "the policy's weights are truncated or damaged: save or download the model again"
 _DOWNLOAD_HINT = "give a local model folder, e.g. `hf download gpt2-medium --local-dir models/gpt2-medium`"
 
 
@@ -68,11 +69,15 @@ def folder_fingerprint(path: str | Path) -> str:
 
 
 def check_policy(path: str | Path) -> PolicyInfo:
-    """Check that ``path`` is a local causal-LM folder with a tokenizer; nothing is loaded but configs.
+    """Check that ``path`` is a local causal-LM folder with a tokenizer and intact weight files.
+
+    Nothing is loaded but configs and the tokenizer; the weight files are checked as
+    :func:`check_policy_weights` does, so a damaged policy fails before a run folder is written.
 
     Raises:
         InvalidArgumentError: not a folder, no ``config.json``, a config of a model that is no
-            causal LM (an encoder such as BERT, a sequence classifier), or no loadable tokenizer.
+            causal LM (an encoder such as BERT, a sequence classifier), no loadable tokenizer, or
+            no weights file, or a truncated or damaged one (named).
     """
     if not isinstance(path, (str, Path)):
         raise InvalidArgumentError(f"policy must be a path, got {type(path).__name__}")
@@ -109,6 +114,7 @@ def check_policy(path: str | Path) -> PolicyInfo:
     if tokenizer.eos_token_id is None:
         raise InvalidArgumentError("--policy tokenizer has no EOS token", path=p,
                                    hint="set eos_token in its tokenizer_config.json")
+    check_policy_weights(p)
     return PolicyInfo(path=str(p.resolve()), model_type=model_type, architectures=archs,
                       context=context_length(config, tokenizer), fingerprint=folder_fingerprint(p))
 
@@ -124,12 +130,39 @@ def load_tokenizer(path: str | Path, *, padding_side: str = "right") -> Any:
     return tokenizer
 
 
+def check_policy_weights(path: str | Path) -> None:
+    """The policy folder's weight files: at least one, each intact (a safetensors header and byte
+    ranges that cover the file, a ``torch.save`` zip whose members pass their CRC check).
+
+    Raises:
+        InvalidArgumentError: naming the folder (no weights) or the damaged file.
+    """
+    from gradebench.scorers._weight_files import check_weight_folder, weight_files
+
+    p = Path(path)
+    if not weight_files(p):
+        raise InvalidArgumentError("--policy has no weights file (model.safetensors or pytorch_model.bin)", path=p,
+                                   hint="save the model into the folder (model.save_pretrained)")
+    check_weight_folder(p, error=InvalidArgumentError, hint=_CORRUPT_HINT)
+
+
 def load_policy(path: str | Path) -> Any:
-    """The policy as ``AutoModelForCausalLM`` in float32 (mixed precision, if any, is the trainer's)."""
+    """The policy as ``AutoModelForCausalLM`` in float32 (mixed precision, if any, is the trainer's).
+
+    Raises:
+        InvalidArgumentError: the weights cannot be loaded (one line naming the folder, or the
+            damaged file :func:`check_policy_weights` finds).
+    """
     import torch
     from transformers import AutoModelForCausalLM
 
-    return AutoModelForCausalLM.from_pretrained(path, dtype=torch.float32)
+    check_policy_weights(path)
+    try:
+        return AutoModelForCausalLM.from_pretrained(path, dtype=torch.float32)
+    except Exception as e:  # noqa: BLE001 - safetensors, torch and transformers raise many types
+        lines = [ln.strip() for ln in str(e).splitlines() if ln.strip()]
+        raise InvalidArgumentError(f"cannot load the policy ({type(e).__name__}: {lines[0] if lines else ''})",
+                                   path=path, hint=_CORRUPT_HINT) from None
 
 
 def disable_dropout(model: Any) -> Any:

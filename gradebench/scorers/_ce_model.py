@@ -29,6 +29,8 @@ import numpy as np
 from gradebench.errors import InvalidArgumentError, SourceNotFoundError
 
 MODEL_HINT = "pass --set model=PATH with a local Hugging Face model folder (config.json, weights, tokenizer)"
+SAVED_HINT = ("give the folder that the scorer's save() wrote; if it is that folder, a file is truncated or "
+              "damaged: train the run (or export the reward) again")
 #: dropout between the two layers of the paper head (App. A.2)
 PAPER_DROPOUT = 0.1
 
@@ -141,6 +143,9 @@ def build_model(path: Path, *, head: str, max_length: int, device: str, seed: in
     from sentence_transformers.base.modules import Dense, Transformer
     from sentence_transformers.sentence_transformer.modules import Dropout, Pooling
 
+    from gradebench.scorers._weight_files import check_weight_folder
+
+    check_weight_folder(path, error=InvalidArgumentError, hint=MODEL_HINT, safetensors_only=True)
     processor_kwargs = {"model_max_length": max_length}
     try:
         with preserved_rng(seed), quiet_loading():
@@ -161,27 +166,43 @@ def build_model(path: Path, *, head: str, max_length: int, device: str, seed: in
                     Dense(hidden // 2, 1, activation_function=torch.nn.Identity(), module_output_name="scores"),
                 ]
             model = CrossEncoder(modules=modules, device=device, activation_fn=torch.nn.Identity())
-    except (OSError, ValueError, KeyError, RuntimeError) as e:  # unreadable, unknown type, size mismatch
-        raise InvalidArgumentError(f"cannot load the model ({type(e).__name__}: {e})", path=path, key="model",
-                                   hint=MODEL_HINT) from None
+    except Exception as e:  # noqa: BLE001 - unreadable, unknown type, size mismatch, a damaged file
+        raise InvalidArgumentError(f"cannot load the model ({type(e).__name__}: {_first_line(e)})", path=path,
+                                   key="model", hint=MODEL_HINT) from None
     _check_tokenizer(model, path)
     return model
 
 
 def load_saved_model(directory: Path, *, max_length: int, device: str) -> Any:
-    """A ``CrossEncoder`` saved by :func:`save_model` (either head)."""
+    """A ``CrossEncoder`` saved by :func:`save_model` (either head).
+
+    Every weight file is checked first (:mod:`gradebench.scorers._weight_files`), so a truncated
+    or damaged one is named; any other failure of the loader (a damaged ``config.json`` or
+    tokenizer file) is one line naming the folder.
+
+    Raises:
+        InvalidArgumentError: the folder or one of its files cannot be loaded.
+    """
     import torch
     from sentence_transformers import CrossEncoder
 
+    from gradebench.scorers._weight_files import check_weight_folder, load_error
+
+    check_weight_folder(directory, error=InvalidArgumentError, hint=SAVED_HINT)
     try:
         with quiet_loading():
             model = CrossEncoder(str(directory), device=device, activation_fn=torch.nn.Identity(),
                                  max_length=max_length, local_files_only=True)
-    except (OSError, ValueError, KeyError, RuntimeError) as e:
-        raise InvalidArgumentError(f"cannot load the saved cross-encoder ({type(e).__name__}: {e})",
-                                   path=directory, hint="give the folder that the scorer's save() wrote") from None
+    except Exception as e:  # noqa: BLE001 - transformers, tokenizers and safetensors raise many types
+        raise load_error(e, directory, what="the saved cross-encoder", error=InvalidArgumentError,
+                         hint=SAVED_HINT) from None
     _check_tokenizer(model, directory)
     return model
+
+
+def _first_line(e: BaseException) -> str:
+    lines = [ln.strip() for ln in str(e).splitlines() if ln.strip()]
+    return lines[0] if lines else ""
 
 
 def _check_tokenizer(model: Any, path: Path) -> None:

@@ -20,6 +20,7 @@ from gradebench.paths import publish, temp_beside
 from gradebench.scorers.features import ListFeatures
 
 WEIGHTS_FILE = "model.safetensors"
+CORRUPT_HINT = "the file is truncated or damaged; train the run again (or save the scorer again)"
 
 
 def bag_tensors(m: sp.csr_matrix, rows: np.ndarray) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
@@ -133,15 +134,28 @@ def save_weights(module: nn.Module, directory: Path) -> None:
 
 
 def load_weights(module: nn.Module, directory: Path) -> nn.Module:
-    """Load ``directory/model.safetensors`` into ``module`` (strict; a shape mismatch is an error)."""
+    """Load ``directory/model.safetensors`` into ``module`` (strict; a shape mismatch is an error).
+
+    Raises:
+        InvalidArgumentError: naming the file: missing, truncated or damaged, or weights of
+            another shape than ``module``'s.
+    """
     from safetensors.torch import load_file
+
+    from gradebench.scorers._weight_files import check_weight_file, load_error
 
     path = directory / WEIGHTS_FILE
     if not path.is_file():
         raise InvalidArgumentError(f"no {WEIGHTS_FILE} in the model folder", path=directory,
                                    hint="give the folder that the scorer's save() wrote")
+    check_weight_file(path, error=InvalidArgumentError, hint=CORRUPT_HINT)
     try:
-        module.load_state_dict(load_file(str(path), device="cpu"), strict=True)
+        state = load_file(str(path), device="cpu")
+    except Exception as e:  # noqa: BLE001 - what the header check cannot see (e.g. an unreadable file)
+        raise load_error(e, path, what="the saved weights", error=InvalidArgumentError,
+                         hint=CORRUPT_HINT) from None
+    try:
+        module.load_state_dict(state, strict=True)
     except RuntimeError as e:
         raise InvalidArgumentError(f"the saved weights do not fit the config ({str(e).splitlines()[0]})",
                                    path=path, hint="load with the config saved next to the weights") from None

@@ -17,11 +17,13 @@ from pydantic import Field
 
 from gradebench.benchmark.lists import Lists
 from gradebench.errors import GradebenchError, InvalidArgumentError, RunError
+from gradebench.hashing import sha256_hex
 from gradebench.scorers import Scorer, ScorerConfig, register_scorer
 from gradebench.scorers.base import FitJob
 from gradebench.scorers.lexical import FEATURE_NAMES, lexical_features
 
 MODEL_FILE = "lambdamart.txt"
+FEATURES_FILE = "features.json"
 
 
 class LambdaMARTConfig(ScorerConfig):
@@ -103,24 +105,56 @@ class LambdaMART(Scorer):
         return out
 
     def save(self, directory: Path) -> None:
+        """``lambdamart.txt`` (LightGBM's text model), its sha256 (``lambdamart.txt.sha256``) and ``features.json``."""
+        from gradebench.paths import write_text_atomic
+        from gradebench.scorers._lgbm_text import DIGEST_SUFFIX, digest_line
+
         if self._booster is None:
             raise GradebenchError("lambdamart is not trained; nothing to save")
+        directory = Path(directory)
         directory.mkdir(parents=True, exist_ok=True)
-        self._booster.save_model(str(directory / MODEL_FILE))
-        (directory / "features.json").write_text(json.dumps(list(FEATURE_NAMES)) + "\n")
+        text = self._booster.model_to_string()
+        write_text_atomic(directory / MODEL_FILE, text)
+        write_text_atomic(directory / (MODEL_FILE + DIGEST_SUFFIX), digest_line(sha256_hex(text), MODEL_FILE))
+        write_text_atomic(directory / FEATURES_FILE, json.dumps(list(FEATURE_NAMES)) + "\n")
 
     @classmethod
     def load(cls, directory: Path, config: Any = None, *, seed: int = 42) -> LambdaMART:
+        """Rebuild a scorer saved by :meth:`save`.
+
+        The model text is checked before LightGBM parses it (LightGBM aborts the process on a
+        malformed model): against the sha256 recorded at save time, and for its structure
+        (:mod:`gradebench.scorers._lgbm_text`; the only check for a run saved without a digest).
+
+        Raises:
+            RunError: naming the file: a missing, unreadable, truncated or changed model, or a
+                ``features.json`` of another feature set.
+        """
+        from gradebench.scorers._lgbm_text import DIGEST_SUFFIX, read_model_text
+
+        directory = Path(directory)
+        path = directory / MODEL_FILE
+        features = directory / FEATURES_FILE
+        try:
+            names = json.loads(features.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as e:
+            raise RunError(f"cannot read the LightGBM feature list ({type(e).__name__}: {e})", path=features,
+                           hint=_REDO) from None
+        if names != list(FEATURE_NAMES):
+            raise RunError("the saved LambdaMART model uses another feature set", path=features,
+                           hint="train it again with this gradebench version")
+        text = read_model_text(path, digest_path=directory / (MODEL_FILE + DIGEST_SUFFIX), hint=_REDO)
         lgb = _lightgbm()
         scorer = cls(config, seed=seed)
-        path = Path(directory) / MODEL_FILE
         try:
-            names = json.loads((Path(directory) / "features.json").read_text())
-            scorer._booster = lgb.Booster(model_file=str(path))
-        except Exception as e:  # noqa: BLE001
-            raise RunError(f"cannot load the LambdaMART model ({type(e).__name__}: {e})", path=path,
-                                  hint="the run is corrupt; train it again") from None
-        if names != list(FEATURE_NAMES):
-            raise RunError("the saved LambdaMART model uses another feature set", path=directory,
-                                  hint="train it again with this gradebench version")
+            scorer._booster = lgb.Booster(model_str=text)
+        except Exception as e:  # noqa: BLE001 - LightGBMError, or a bad pandas_categorical line
+            first = (str(e).strip().splitlines() or [""])[0]
+            raise RunError(f"cannot load the LambdaMART model ({type(e).__name__}: {first})", path=path,
+                           hint=_REDO) from None
+        if scorer._booster.num_feature() != len(FEATURE_NAMES):
+            raise RunError("the saved LambdaMART model uses another feature set", path=path, hint=_REDO)
         return scorer
+
+
+_REDO = "the run is corrupt; train it again (gradebench train --scorer lambdamart)"

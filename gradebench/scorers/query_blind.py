@@ -45,6 +45,7 @@ from gradebench.scorers.base import FitJob, Scorer, ScorerConfig, check_scores
 #: ridge penalties tried when ``alpha`` is None, from the strongest to the weakest
 ALPHAS: tuple[float, ...] = (100.0, 10.0, 1.0, 0.1)
 WEIGHTS_FILE = "weights.safetensors"
+CORRUPT_HINT = "the file is truncated or damaged; train the run again (or save the scorer again)"
 
 
 class QueryBlindConfig(ScorerConfig):
@@ -224,6 +225,8 @@ class QueryBlind(Scorer):
         """Rebuild a scorer saved by :meth:`save` (``config`` None: the saved one)."""
         from safetensors.numpy import load_file
 
+        from gradebench.scorers._weight_files import check_weight_file, load_error
+
         directory = Path(directory)
         saved = read_scorer_json(directory, cls.name)
         saved_config = saved.get("config") or {}
@@ -233,11 +236,20 @@ class QueryBlind(Scorer):
         if not path.is_file():
             raise InvalidArgumentError(f"no {WEIGHTS_FILE} in the model folder", path=directory,
                                        hint="give the folder that the scorer's save() wrote")
-        tensors = load_file(str(path))
+        check_weight_file(path, error=InvalidArgumentError, hint=CORRUPT_HINT)
+        try:
+            tensors = load_file(str(path))
+        except Exception as e:  # noqa: BLE001 - what the header check cannot see (e.g. an unreadable file)
+            raise load_error(e, path, what="the saved weights", error=InvalidArgumentError,
+                             hint=CORRUPT_HINT) from None
         w = tensors.get("w")
         if w is None or w.shape != (scorer.config.dim,):
             raise InvalidArgumentError(f"{WEIGHTS_FILE} holds no weight vector of size {scorer.config.dim}",
                                        path=path, hint="save the scorer again")
+        b = tensors.get("b", np.zeros(1))
+        if b.shape != (1,):
+            raise InvalidArgumentError(f"{WEIGHTS_FILE} holds a bias of shape {b.shape}, not (1,)", path=path,
+                                       hint="save the scorer again")
         scorer._w = w.astype(np.float64)
-        scorer._b = float(tensors.get("b", np.zeros(1))[0])
+        scorer._b = float(b[0])
         return scorer

@@ -347,6 +347,34 @@ def test_hub_license_ids_merge_details():
             check_ids(bad)
 
 
+def test_a_license_id_the_hub_does_not_list_is_refused(built, tmp_path, capsys):
+    """Issue 16.6: ``publish --license no-such-id`` was not checked and went into the card."""
+    for bad in ("no-such-id", "cc-by-sa-4", "apache-3.0"):
+        with pytest.raises(InvalidArgumentError, match=f"license '{bad}' is not a Hub license identifier"):
+            check_ids([bad])
+    with pytest.raises(InvalidArgumentError, match="did you mean 'cc-by-sa-4.0'"):
+        check_ids(["mit", "cc-by-sa-4"])
+    out = tmp_path / "hub"
+    code = main(["publish", str(built["winowhy"]), "--repo-id", REPO_ID, "--dry-run", str(out),
+                 "--license", "mit", "--license", "no-such-id"])
+    assert code == 2
+    assert_one_line_error(capsys.readouterr().err, "'no-such-id' is not a Hub license identifier",
+                          "repositories-licenses")
+    assert not out.exists()  # refused before anything is written
+
+
+def test_every_hub_id_the_sources_use_is_on_the_hubs_list():
+    """The shipped source specs' ``hub`` ids are among the Hub's documented ids, and all are accepted."""
+    from gradebench.datasets import builder_names
+    from gradebench.datasets.source import family_source
+    from gradebench.hub.licenses import HUB_LICENSE_IDS, known_ids
+
+    used = {i for name in builder_names() if (spec := family_source(name)) for lic in spec.licenses() for i in lic.hub}
+    assert used and used <= set(HUB_LICENSE_IDS)
+    assert set(known_ids()) == set(HUB_LICENSE_IDS) and len(set(HUB_LICENSE_IDS)) == len(HUB_LICENSE_IDS)
+    assert check_ids(list(HUB_LICENSE_IDS)) == list(HUB_LICENSE_IDS)
+
+
 def test_the_structured_license_decides_even_when_the_manifest_flag_allows(built, tmp_path):
     """A manifest that says redistributable (or predates the flag) cannot lift the license's refusal."""
     import shutil

@@ -103,6 +103,26 @@ def test_errors_and_empty(store, tmp_path):
     assert leaderboard(store, benchmark="nope", split="train").boards == []
 
 
+def test_a_results_folder_that_does_not_exist_is_an_error(tmp_path, capsys):
+    """Issue 16.6: ``leaderboard --results-dir /nonexistent`` exited 0 with an empty board."""
+    from gradebench.errors import RecordError
+    from tests.cli.conftest import assert_one_line_error
+    from tests.conftest import run_cli
+
+    missing = tmp_path / "no-such-results"
+    with pytest.raises(RecordError, match="no such results folder") as e:
+        leaderboard(missing)
+    assert e.value.path == str(missing)
+    (tmp_path / "a-file").write_text("x")
+    with pytest.raises(RecordError, match="is a file"):
+        leaderboard(tmp_path / "a-file")
+    for fmt in ("text", "json"):
+        code, out, err = run_cli(capsys, "leaderboard", "--results-dir", missing, "--format", fmt)
+        assert code == 2 and out == ""
+        assert_one_line_error(err, str(missing), "no such results folder", "--results-dir")
+    assert not missing.exists()
+
+
 def test_training_options_and_transfer_make_distinct_systems(demo_bench, tmp_path):
     from dataclasses import replace
 

@@ -111,3 +111,64 @@ def test_missing_benchmark_leaves_candidates_empty(demo_bench, tmp_path):
 def test_views_sql_is_found():
     path = Q.views_sql_path()
     assert path.name == "views.sql" and "${RECORD_FILES}" in path.read_text()
+
+
+# -- a read-only view of the records (issue 16.7) ---------------------------------------------------
+@pytest.mark.parametrize("sql, needle", [
+    ("COPY (SELECT * FROM results) TO 'stolen.csv'", "COPY statement is not allowed"),
+    ("ATTACH 'other.duckdb' AS other", "ATTACH statement is not allowed"),
+    ("SELECT 1; SELECT 2", "holds 2"),
+    ("SELECT 1; COPY (SELECT 1) TO 'second.csv'", "holds 2"),
+    ("CREATE TABLE t AS SELECT 1", "CREATE statement is not allowed"),
+    ("SET enable_external_access = true", "SET statement is not allowed"),
+    ("PRAGMA version", "PRAGMA statement is not allowed"),
+    ("INSTALL httpfs", "statement is not allowed"),
+    ("EXPORT DATABASE 'dump'", "statement is not allowed"),
+    ("SELECT * FROM read_csv('/etc/passwd')", "/etc/passwd"),
+    ("SELECT * FROM read_text('/etc/hostname')", "/etc/hostname"),
+    ("SELECT * FROM glob('/etc/*')", "/etc/"),
+    ("SELECT * FROM read_parquet('https://example.com/x.parquet')", "example.com"),
+])
+def test_query_refuses_anything_but_reading_the_views(store, tmp_path, monkeypatch, sql, needle):
+    out, _ = store
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(QueryError, match=needle) as e:
+        run_query(sql, results_dir=out)
+    assert "\n" not in e.value.one_line()
+    assert list(tmp_path.iterdir()) == []  # nothing written, nothing attached
+
+
+def test_query_cannot_read_a_file_beside_the_records(store):
+    out, _ = store
+    secret = out / "secret.txt"
+    secret.write_text("password")
+    try:
+        with pytest.raises(QueryError, match="secret.txt"):
+            run_query(f"SELECT content FROM read_text('{secret}')", results_dir=out)
+    finally:
+        secret.unlink()
+
+
+@pytest.mark.parametrize("sql", [
+    "WITH s AS (SELECT scorer FROM results) SELECT count(*) FROM s",
+    "FROM results SELECT count(*)",
+    "VALUES (1), (2)",
+    "DESCRIBE results",
+    "SHOW TABLES",
+    "SELECT count(*) FROM records r JOIN predictions p ON p.record_id = r.id",
+    "SELECT count(*) FROM candidates",
+])
+def test_read_only_queries_still_run(store, sql):
+    out, _ = store
+    assert run_query(sql, results_dir=out).rows
+
+
+def test_query_cli_refusal_and_help(store, cli, tmp_path, monkeypatch):
+    out, _ = store
+    monkeypatch.chdir(tmp_path)
+    code, stdout, err = cli("query", "COPY (SELECT 1) TO 'x.csv'", "--results-dir", out)
+    assert code == 2 and stdout == ""
+    assert err.startswith("gradebench: error: ") and err.count("\n") == 1 and "read-only" in err
+    assert not (tmp_path / "x.csv").exists()
+    code, stdout, _ = cli("query", "--help")
+    assert code == 0 and "read-only" in stdout and "COPY" in stdout and "/etc/passwd" in stdout

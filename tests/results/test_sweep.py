@@ -73,6 +73,34 @@ def test_experiment_errors_name_file_line_key(tmp_path, edit, line, key, needle)
     assert (e.value.path, e.value.line, e.value.key) == (str(exp), line, key)
 
 
+@pytest.mark.parametrize("edit, line, dup", [
+    (("seeds: [0, 1]", "seeds: [0, 1]\nseeds: [2]"), 12, "seeds"),
+    (("  - name: random", "  - name: random\n    name: bm25"), 8, "name"),
+    (("config: {n_estimators: 5, min_child_samples: 5}", "config: {n_estimators: 5, n_estimators: 50}"), 9,
+     "n_estimators"),
+])
+def test_a_key_given_twice_is_an_error_as_in_recipes(tmp_path, edit, line, dup):
+    """Issue 16.6: duplicate keys in an experiment YAML were accepted (the last one silently won)."""
+    exp = tmp_path / "dup.yaml"
+    exp.write_text(EXPERIMENT.format(bench="/nowhere").replace(*edit))
+    with pytest.raises(RecipeError, match=f"duplicate key '{dup}'") as e:
+        load_experiment(exp)
+    assert (e.value.path, e.value.line) == (str(exp), line)
+
+
+def test_experiment_files_that_are_not_mappings_or_yaml(tmp_path):
+    exp = tmp_path / "e.yaml"
+    exp.write_text("- a list\n")
+    with pytest.raises(RecipeError, match="must be a YAML mapping"):
+        load_experiment(exp)
+    exp.write_text("name: [unclosed\n")
+    with pytest.raises(RecipeError, match="invalid YAML"):
+        load_experiment(exp)
+    exp.write_bytes(b"name: \xff\n")
+    with pytest.raises(RecipeError, match="not UTF-8"):
+        load_experiment(exp)
+
+
 def test_shipped_demo_experiment_is_valid():
     exp = load_experiment(REPO / "recipes" / "experiments" / "demo.yaml")
     assert exp.name == "demo" and exp.benchmarks[0].recipe == "demo" and len(exp.seeds) >= 2

@@ -109,3 +109,63 @@ def test_prompts_longer_than_the_context_are_one_line(cli, tiny_gpt2, demo_bench
     assert code == 2 and stdout == ""
     assert_one_line_error(err, "longer than the policy's context of 256")
     assert not (tmp_path / "run").exists()
+
+
+@pytest.mark.parametrize("damage", ["truncated-safetensors", "garbage-bin"])
+@pytest.mark.parametrize("command", ["lipo", "grpo", "ppo"])
+def test_damaged_policy_weights_are_one_line_naming_the_file(cli, command, damage, tiny_gpt2, demo_benchmark,
+                                                             exported_reward, tmp_path):
+    """Issue 16.6: truncated policy weights were ``internal error: SafetensorError`` (or
+    ``UnpicklingError`` for a damaged ``pytorch_model.bin``), after the run folder was claimed."""
+    import shutil
+
+    policy = tmp_path / "policy"
+    shutil.copytree(tiny_gpt2, policy)
+    weights = policy / "model.safetensors"
+    if damage == "truncated-safetensors":
+        weights.write_bytes(weights.read_bytes()[: weights.stat().st_size // 2])
+    else:
+        weights.unlink()
+        weights = policy / "pytorch_model.bin"
+        weights.write_bytes(b"garbage" * 10)
+    args = [command, "--policy", policy, "--benchmark", demo_benchmark, "--out", tmp_path / "run",
+            "--results-dir", tmp_path / "res", "--steps", "1"]
+    if command != "lipo":
+        args += ["--reward", exported_reward]
+    code, stdout, err = cli(*args)
+    assert code == 2 and stdout == ""
+    assert_one_line_error(err, str(weights), "corrupt or truncated weights file")
+    assert not (tmp_path / "run").exists() and not (tmp_path / "res").exists()
+
+
+def test_a_policy_that_fails_to_load_is_one_line(tiny_gpt2, tmp_path):
+    """What the file check cannot see (weights of another shape) is still one line from load_policy."""
+    import shutil
+
+    from safetensors.torch import load_file, save_file
+
+    from gradebench.errors import InvalidArgumentError
+    from gradebench.rl.policy import load_policy
+
+    policy = tmp_path / "policy"
+    shutil.copytree(tiny_gpt2, policy)
+    state = load_file(str(policy / "model.safetensors"))
+    name = next(k for k, v in state.items() if v.ndim == 2)
+    state[name] = state[name][:1].contiguous()
+    save_file(state, str(policy / "model.safetensors"), metadata={"format": "pt"})
+    with pytest.raises(InvalidArgumentError, match="cannot load the policy") as e:
+        load_policy(policy)
+    assert e.value.path == str(policy)
+
+
+def test_a_policy_without_weights_is_one_line(cli, tiny_gpt2, demo_benchmark, tmp_path):
+    import shutil
+
+    policy = tmp_path / "policy"
+    shutil.copytree(tiny_gpt2, policy)
+    (policy / "model.safetensors").unlink()
+    code, stdout, err = cli("lipo", "--policy", policy, "--benchmark", demo_benchmark, "--out", tmp_path / "run",
+                            "--results-dir", tmp_path / "res")
+    assert code == 2 and stdout == ""
+    assert_one_line_error(err, str(policy), "no weights file")
+    assert not (tmp_path / "run").exists()

@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
+from gradebench.datasets.esnli.reader import read_esnli_csv
 from gradebench.errors import ChecksumError, DownloadError, InvalidArgumentError
 from gradebench.hashing import git_blob_sha1_file
 from gradebench.io.download import RemoteFile, cache_dir, fetch, fetch_all, verify
-from gradebench.datasets.esnli.reader import read_esnli_csv
 from tests.conftest import FIXTURES
 
 CSV = FIXTURES / "esnli" / "csv"
@@ -230,3 +230,34 @@ def test_incomplete_name_uses_pid(server, tmp_path, monkeypatch):
     monkeypatch.setattr(os, "replace", spy)
     fetch(_remote(server, "esnli_dev.csv", sha256=_sha256("esnli_dev.csv")), tmp_path, progress=False)
     assert seen == [f"esnli_dev.csv.incomplete-{os.getpid()}"]
+
+
+@pytest.mark.parametrize("failure", ["http-404", "checksum", "refused"])
+def test_a_failed_download_leaves_no_cache_folder(server, tmp_path, failure):
+    """Issue 16.6: a failed download left an empty cache folder (which reads as a cache that exists)."""
+    cache = tmp_path / "cache"
+    dest = cache / "esnli" / "0123456789ab"
+    if failure == "http-404":
+        remote, error = _remote(server, "esnli_nope.csv", sha256="0" * 64), DownloadError
+    elif failure == "checksum":
+        remote, error = _remote(server, "esnli_dev.csv", sha256="0" * 64), ChecksumError
+    else:
+        url = f"http://127.0.0.1:{_free_port()}/esnli_dev.csv"
+        remote, error = RemoteFile("esnli_dev.csv", url, "validation", sha256="0" * 64), DownloadError
+    with pytest.raises(error):
+        fetch(remote, dest, timeout=5, progress=False)
+    assert not cache.exists()  # every folder the download created is gone again
+
+
+def test_a_failed_download_keeps_folders_it_did_not_create(server, tmp_path):
+    dest = tmp_path / "cache" / "esnli"
+    dest.mkdir(parents=True)
+    (tmp_path / "cache" / "other").mkdir()
+    with pytest.raises(DownloadError):
+        fetch(_remote(server, "esnli_nope.csv", sha256="0" * 64), dest / "new" / "deeper", progress=False)
+    assert dest.is_dir() and not (dest / "new").exists() and (tmp_path / "cache" / "other").is_dir()
+    good = _remote(server, "esnli_dev.csv", sha256=_sha256("esnli_dev.csv"))
+    bad = _remote(server, "esnli_nope.csv", sha256="0" * 64)
+    with pytest.raises(DownloadError):
+        fetch_all([good, bad], dest / "both", progress=False)
+    assert [p.name for p in (dest / "both").iterdir()] == ["esnli_dev.csv"]  # the verified file is a cache
