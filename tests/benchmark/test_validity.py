@@ -117,10 +117,14 @@ def test_real_esnli_warns_and_esnli_human_is_harder(tmp_path, capsys):
     assert code == 0
     v = json.loads(out)["validity"]
     assert v["query_blind"]["pairwise_agreement"] > 0.95  # the templates give the grades away
-    assert "gradebench: warning: a query-blind probe" in err
+    assert v["label_aware"]["pairwise_agreement"] > 0.95 and v["lexical_ceiling_strong"]["pairwise_agreement"] > 0.95
+    assert "gradebench: warning: a query-blind probe" in err and err.count("gradebench: warning: ") == 3
     human = build("esnli-human", source=source, resplit=(80, 10, 10), out=tmp_path, progress=False).validity
     assert human["query_blind"]["pairwise_agreement"] < 0.7
     assert human["bm25"]["pairwise_agreement"] > human["query_blind"]["pairwise_agreement"]
+    # the word model beats the 14 dense features: the dense ceiling understated what words give away
+    assert human["lexical_ceiling_strong"]["pairwise_agreement"] > human["lexical_ceiling_dense"]["pairwise_agreement"]
+    assert human["lexical_ceiling_strong_setup"]["train_lists"] > validity.MAX_TRAIN
 
 
 def test_figures_are_the_validity_specs_through_the_one_evaluation_path(demo_lists_for_validity):
