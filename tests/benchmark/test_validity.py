@@ -334,3 +334,27 @@ def test_card_reads_the_new_figures_in_words():
     assert "label-aware blind probe is at chance" in lines[1] and not lines[2].startswith("- **Warning")
     figs["label_aware"] = {"pairwise_agreement": 0.6}
     assert "below the warning level" in validity_reading(figs)[1]
+
+
+def test_readme_validity_table_reads_both_figure_versions(tmp_path, monkeypatch):
+    from gradebench import docs
+
+    fig = {"pairwise_agreement": 0.7, "ndcg@5": 0.9}
+    v2 = {"version": 2, "query_label": "label", "warn_query_blind": 0.6, "warn_label_aware": 0.65,
+          "warn_lexical_ceiling_strong": 0.85, "query_blind": {**fig, "pairwise_agreement": 0.466},
+          "label_aware": {**fig, "pairwise_agreement": 0.734}, "bm25": fig, "lexical_ceiling_dense": fig,
+          "lexical_ceiling_strong": {**fig, "pairwise_agreement": 0.891},
+          "lexical_ceiling_strong_setup": {"train_lists": 5718, "tune_lists": 1065}}
+    v1 = {"warn_query_blind": 0.6, "query_blind": fig, "bm25": fig, "lexical_ceiling": {**fig, "pairwise_agreement": 0.8}}
+    stats = tmp_path / "stats.json"
+    stats.write_text(json.dumps({"recipes": [
+        {"recipe": "new", "validity": v2, "seconds_validity": 12.39, "cpu_seconds_validity": 8.98},
+        {"recipe": "old", "validity": v1}, {"recipe": "absent", "skipped": "no file here"},
+    ]}))
+    monkeypatch.setattr(docs, "STATS_FILE", stats)
+    rows = docs.validity_table().splitlines()
+    assert rows[2] == ("| `new` | label | 0.466 | 0.734 | 0.700 | 0.700 | 0.891 | 5,718 + 1,065 | label-aware, strong "
+                       "| 12.4 (9.0) |")
+    assert rows[3] == "| `old` | – | 0.700 | – | 0.700 | 0.800 | – | – | query-blind | – |"
+    assert rows[4] == "| `absent` | – | – | – | – | – | – | – | – | – (no file here) |"
+    assert "<!-- BEGIN validity -->" in (Path(docs.__file__).resolve().parents[1] / "README.md").read_text()
