@@ -50,29 +50,61 @@ def recipe_stats_table() -> str:
     data = json.loads(STATS_FILE.read_text(encoding="utf-8"))
     lines = [
         "| recipe | source | lists | candidates | list sizes | ambiguity | score range | score-grade NDCG@5 "
-        "| probes: length / overlap / authorship | learned: query-blind / BM25 / LambdaMART "
+        "| probes: length / overlap / authorship "
         "| build s (+validation, validity) | paper Table 11 (size, ambiguity, range, NDCG@5) |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in data["recipes"]:
         name = r["recipe"]
         if "skipped" in r:
-            lines.append(f"| `{name}` | – | – | – | – | – | – | – | – | – | – | {PAPER_TABLE11.get(name, '')} ({r['skipped']}) |")
+            lines.append(f"| `{name}` | – | – | – | – | – | – | – | – | – | {PAPER_TABLE11.get(name, '')} ({r['skipped']}) |")
             continue
         sizes = r.get("list_sizes") or {}
         ks = sorted(int(k) for k in sizes)
         size_text = str(ks[0]) if len(ks) == 1 else f"{ks[0]}–{ks[-1]}" if ks else "–"
         p = r.get("shortcut_probes") or {}
         probes = " / ".join(_f(p.get(k)) for k in ("length", "query_overlap", "human_authorship"))
-        v = r.get("validity") or {}
-        learned = " / ".join(
-            _f((v.get(k) or {}).get("pairwise_agreement")) for k in ("query_blind", "bm25", "lexical_ceiling")
-        )
         amb = r.get("ambiguity")
         lines.append(
             f"| `{name}` | {r['source']} | {r['queries']:,} | {r['candidates']:,} | {size_text} | "
             f"{'–' if amb is None else f'{100 * amb:.1f}%'} | {_f(r.get('score_range_mean'))} | {_f(r.get('ndcg@5'), 4)} | "
-            f"{probes} | {learned} | {r['seconds_build']:.1f} ({r['seconds_build_validated']:.1f}) | {PAPER_TABLE11.get(name, '')} |"
+            f"{probes} | {r['seconds_build']:.1f} ({r['seconds_build_validated']:.1f}) | {PAPER_TABLE11.get(name, '')} |"
+        )
+    return "\n".join(lines)
+
+
+def validity_table() -> str:
+    """The learned validity figures of every recipe built on the real data here (benchmarks/bench_recipes.py)."""
+    import json
+
+    from gradebench.benchmark.card import current_figures
+
+    if not STATS_FILE.is_file():
+        return "(run `python benchmarks/bench_recipes.py` to measure)"
+    data = json.loads(STATS_FILE.read_text(encoding="utf-8"))
+    keys = ("query_blind", "label_aware", "bm25", "lexical_ceiling_dense", "lexical_ceiling_strong")
+    lines = [
+        "| recipe | query label | query-blind | label-aware | BM25 | lexical ceiling, dense | lexical ceiling, strong "
+        "| strong: train + tune lists | warns | validity s (CPU s) |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for r in data["recipes"]:
+        v = current_figures(r.get("validity") or {})
+        if "skipped" in r or "query_blind" not in v:
+            why = r.get("skipped") or v.get("skipped") or "not measured"
+            lines.append(f"| `{r['recipe']}` | – | – | – | – | – | – | – | – | – ({why}) |")
+            continue
+        cells = [_f((v.get(k) or {}).get("pairwise_agreement")) for k in keys]
+        setup = v.get("lexical_ceiling_strong_setup") or {}
+        lists = f"{setup['train_lists']:,} + {setup['tune_lists']:,}" if setup else "–"
+        warns = ", ".join(name for key, name, limit in (
+            ("query_blind", "query-blind", v.get("warn_query_blind")),
+            ("label_aware", "label-aware", v.get("warn_label_aware")),
+            ("lexical_ceiling_strong", "strong", v.get("warn_lexical_ceiling_strong")),
+        ) if v.get(key) and limit is not None and v[key]["pairwise_agreement"] > limit) or "–"
+        secs = (f"{r['seconds_validity']:.1f} ({r['cpu_seconds_validity']:.1f})" if "seconds_validity" in r else "–")
+        lines.append(
+            f"| `{r['recipe']}` | {v.get('query_label') or '–'} | " + " | ".join(cells) + f" | {lists} | {warns} | {secs} |"
         )
     return "\n".join(lines)
 
@@ -99,6 +131,7 @@ def scorers_table() -> str:
 BLOCKS = {
     "recipes": recipes_table,
     "recipe-stats": recipe_stats_table,
+    "validity": validity_table,
     "losses": losses_table,
     "scorers": scorers_table,
 }

@@ -15,8 +15,53 @@ def _fmt(x: Any) -> str:
     return "n/a" if x is None else (f"{x:.4f}" if isinstance(x, float) else str(x))
 
 
+#: figure keys renamed since figures version 1: old key -> current key
+RENAMED_FIGURES = {"lexical_ceiling": "lexical_ceiling_dense"}
+
+#: (figure key, ranker, what it reads) of the card's validity table, in order
+VALIDITY_ROWS: tuple[tuple[str, str, str], ...] = (
+    ("query_blind", "query-blind probe", "the candidate only"),
+    ("label_aware", "label-aware blind probe", "the candidate and the query's label"),
+    ("bm25", "BM25", "query and candidate"),
+    ("lexical_ceiling_dense", "lexical ceiling, dense (LambdaMART)", "14 lexical features"),
+    ("lexical_ceiling_strong", "lexical ceiling, strong (LightGBM)",
+     "lexical features, hashed candidate/query/shared words, label x word crosses"),
+)
+
+
+def current_figures(v: dict[str, Any]) -> dict[str, Any]:
+    """Validity figures with the current keys (a manifest's version-1 ``lexical_ceiling`` is read as ``lexical_ceiling_dense``)."""
+    out = dict(v)
+    for old, new in RENAMED_FIGURES.items():
+        if old in out and new not in out:
+            out[new] = out.pop(old)
+    return out
+
+
+def _label_reading(v: dict[str, Any]) -> str | None:
+    if "label_aware" not in v:  # figures measured before the label-aware probe existed
+        return None
+    la = v["label_aware"]
+    if not la:
+        return f"- No label-aware probe: {v.get('label_aware_skipped') or 'the queries carry no label'}."
+    p = la["pairwise_agreement"]
+    if p > v.get("warn_label_aware", 0.65):
+        return (
+            f"- **Warning:** a probe that knows only the query's label and the candidate's text orders {p:.1%} of "
+            "candidate pairs correctly: the wording that goes with each label gives the grades away without "
+            "reading the premise or hypothesis."
+        )
+    if p <= 0.55:
+        return f"- The label-aware blind probe is at chance ({p:.1%} of pairs): label-specific wording gives nothing away."
+    return (
+        f"- The label-aware blind probe orders {p:.1%} of pairs from the candidate text and the query's label "
+        "alone: some label-specific wording is left, below the warning level."
+    )
+
+
 def validity_reading(v: dict[str, Any]) -> list[str]:
-    """Bullet points that say in words what a build's validity figures mean (pure)."""
+    """Bullet points that say in words what a build's validity figures mean (pure; reads version-1 keys too)."""
+    v = current_figures(v)
     q = v["query_blind"]["pairwise_agreement"]
     warn = v.get("warn_query_blind", 0.6)
     out = []
@@ -36,8 +81,12 @@ def validity_reading(v: dict[str, Any]) -> list[str]:
             f"- The query-blind probe orders {q:.1%} of pairs from the candidate text alone: some style cue "
             "is left, but well below the warning level."
         )
-    lexical = [(name, v[key]["pairwise_agreement"]) for key, name in (("bm25", "BM25"), ("lexical_ceiling", "LambdaMART"))
-               if v.get(key)]
+    label = _label_reading(v)
+    if label:
+        out.append(label)
+    names = (("bm25", "BM25"), ("lexical_ceiling_dense", "LambdaMART"),
+             ("lexical_ceiling_strong", "LightGBM on lexical and word features"))
+    lexical = [(name, v[key]["pairwise_agreement"]) for key, name in names if v.get(key)]
     if lexical:
         name, best = max(lexical, key=lambda kv: kv[1])
         if best >= 0.99:
@@ -46,9 +95,11 @@ def validity_reading(v: dict[str, Any]) -> list[str]:
                 "for understanding to add over lexical features."
             )
             return out
+        strong = v.get("lexical_ceiling_strong")
+        warned = bool(strong) and strong["pairwise_agreement"] > v.get("warn_lexical_ceiling_strong", 0.85)
         text = (
-            f"- Word matching alone ({name}) orders {best:.1%} of pairs: a scorer shows more than lexical "
-            f"matching only by the margin it reaches above {best:.3f}"
+            f"- {'**Warning:** w' if warned else 'W'}ord matching alone ({name}) orders {best:.1%} of pairs: "
+            f"a scorer shows more than lexical matching only by the margin it reaches above {best:.3f}"
         )
         if best >= 0.9:
             text += "; with so little room left, this benchmark barely separates understanding from matching."
@@ -149,6 +200,7 @@ def render_card(manifest: dict[str, Any], builder: Any) -> str:
         ]
     v = manifest.get("validity")
     if v and "query_blind" in v:
+        v = current_figures(v)
         lines += [
             "",
             "## Validity: how far shortcuts get",
@@ -160,12 +212,20 @@ def render_card(manifest: dict[str, Any], builder: Any) -> str:
             "| ranker | reads | pairwise agreement | NDCG@5 |",
             "|---|---|---|---|",
         ]
-        rows = [("query-blind probe", "the candidate only", v["query_blind"]),
-                ("BM25", "query and candidate", v["bm25"]),
-                ("lexical ceiling (LambdaMART)", "14 lexical features", v.get("lexical_ceiling"))]
-        for name, reads, f in rows:
+        for key, name, reads in VALIDITY_ROWS:
+            f = v.get(key)
             if f:
                 lines.append(f"| {name} | {reads} | {f['pairwise_agreement']:.4f} | {f['ndcg@5']:.4f} |")
+        setup = v.get("lexical_ceiling_strong_setup")
+        if v.get("lexical_ceiling_strong") and setup:
+            lines += [
+                "",
+                f"The strong lexical ceiling learned from {setup['train_lists']} train lists and was early-stopped"
+                + (" and tuned" if v.get("mode") == "full" else "")
+                + f" on {setup['tune_lists']} more carved from the train split (never the test split)"
+                + (f"; the label crosses read the column `{v['query_label']}`" if v.get("query_label") else "")
+                + ".",
+            ]
         lines += ["", "What these figures show:", "", *validity_reading(v)]
     if r.get("card_notes"):
         lines += ["", r["card_notes"].strip()]

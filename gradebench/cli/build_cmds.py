@@ -27,9 +27,12 @@ def build(
         bool, typer.Option("--validate/--no-validate", help="check the result against its expectation suite")
     ] = True,
     validity: Annotated[
-        bool,
-        typer.Option("--validity/--no-validity", help="measure a learned query-blind probe and a lexical ranker"),
-    ] = True,
+        Optional[str],
+        typer.Option("--validity", metavar="fast|full",
+                     help="measure learned shortcut probes and lexical ceilings: fast, or full (the strong ceiling "
+                          "on every train list, tuned)", show_default="fast"),
+    ] = None,
+    no_validity: Annotated[bool, typer.Option("--no-validity", help="skip the validity figures")] = False,
     map_: Annotated[
         Optional[list[str]],
         typer.Option("--map", help="column roles of table sources (nli-table, preference and rating "
@@ -42,6 +45,7 @@ def build(
     from gradebench.experiments.build import build as build_api
     from gradebench.recipes.loader import load_recipe, with_overrides
 
+    mode = validity_option(validity, no_validity)
     r = load_recipe(recipe)
     if map_:
         r = with_overrides(r, parse_map(map_))
@@ -54,17 +58,29 @@ def build(
         force=force,
         progress=None if not as_json else False,
         validate=validate,
-        validity=validity,
+        validity=mode,
     )
-    from gradebench.experiments.validity import warning
+    from gradebench.experiments.validity import warning_lines
 
-    note = warning(result.validity)
-    if note:
+    for note in warning_lines(result.validity):
         sys.stderr.write(f"gradebench: warning: {note}\n")
     if as_json:
         _emit(result.to_dict())
         return
     _print_build(result)
+
+
+def validity_option(validity: str | None, no_validity: bool) -> str | bool:
+    """``--validity MODE`` / ``--no-validity`` -> the ``validity`` argument of the build API."""
+    from gradebench.errors import InvalidArgumentError
+    from gradebench.experiments.validity import check_mode
+
+    if no_validity:
+        if validity is not None:
+            raise InvalidArgumentError(f"--no-validity conflicts with --validity {validity}",
+                                       hint="give one of them")
+        return False
+    return check_mode(validity or "fast")
 
 
 def parse_map(values: list[str]) -> dict[str, str]:
@@ -105,10 +121,13 @@ def _print_build(result) -> None:
     if result.repaired:
         console.print(f"[yellow]rebuilt: the cached folder could not be trusted ({result.repaired})[/yellow]")
     if result.validity and "query_blind" in result.validity:
-        v = result.validity
-        parts = [f"query-blind {v['query_blind']['pairwise_agreement']:.3f}", f"bm25 {v['bm25']['pairwise_agreement']:.3f}"]
-        if v.get("lexical_ceiling"):
-            parts.append(f"lexical ceiling {v['lexical_ceiling']['pairwise_agreement']:.3f}")
+        from gradebench.benchmark.card import current_figures
+
+        v = current_figures(result.validity)
+        names = (("query_blind", "query-blind"), ("label_aware", "label-aware"), ("bm25", "bm25"),
+                 ("lexical_ceiling_dense", "lexical ceiling (dense)"),
+                 ("lexical_ceiling_strong", "lexical ceiling (strong)"))
+        parts = [f"{name} {v[key]['pairwise_agreement']:.3f}" for key, name in names if v.get(key)]
         console.print("validity (pairwise agreement on held-out lists, 0.5 = chance): " + ", ".join(parts))
     if result.validation is not None:
         v = result.validation

@@ -7,23 +7,44 @@ The build stats' ``shortcut_probes`` rank by one surface feature at a time. Thes
   alone; it never reads the query). Whatever it reaches comes from the candidates themselves
   (authorship style, templates, length), so a high value means the grades can be guessed
   without understanding the query. ``gradebench build`` warns above :data:`WARN_QUERY_BLIND`.
+- ``label_aware``: the ``label-aware-blind`` scorer: the same probe, whose n-grams are also
+  crossed with the query's label (the NLI label, the δ-NLI update type: the builder's
+  ``query_label`` column), and nothing else of the query. A high value means the wording that
+  goes with each label gives the grades away. None (with ``label_aware_skipped`` saying why)
+  when the queries carry no label. ``build`` warns above :data:`WARN_LABEL_AWARE`.
 - ``bm25``: BM25 of the candidate against the query (untrained), on the test split.
-- ``lexical_ceiling``: LightGBM LambdaMART on 14 lexical features (overlap, shared bigrams,
-  length ratio, label words, ...), the best cheap lexical ranker; absent without lightgbm.
+- ``lexical_ceiling_dense``: LightGBM LambdaMART on 14 dense lexical features (``lambdamart``:
+  overlap, shared bigrams, length ratio, label words, ...); called ``lexical_ceiling`` before
+  figures version 2. Absent without lightgbm.
+- ``lexical_ceiling_strong``: the ``lexical-gbdt`` scorer: LightGBM lambdarank on those dense
+  features plus hashed candidate words and bigrams, query words, shared words, negation counts
+  and label x candidate-word crosses, early-stopped (``full``: also tuned over its grid) on a
+  carve of the train lists (:data:`STRONG_CARVE` of them, by query-id hash; never the test
+  split). It learns from more train lists than the others (:data:`STRONG_MAX_TRAIN`), as a word
+  model needs them; ``lexical_ceiling_strong_setup`` records how many and what it picked.
+  ``build`` warns above :data:`WARN_LEXICAL_STRONG`.
 
 Each is reported as pairwise agreement with the grades (ties count 1/2; 0.5 = chance) and
-NDCG@5. Training uses at most :data:`MAX_TRAIN` train lists and scoring at most
-:data:`MAX_TEST` test lists (the first ones, in stored order), so the figures cost seconds
-and are deterministic. A benchmark without both splits is carved 50/50 by query-id hash for
-this purpose only (``carved: true``); one with fewer than :data:`MIN_LISTS` lists in either
-part gets no figures.
+NDCG@5. The probes, BM25 and the dense ceiling train on at most :data:`MAX_TRAIN` train lists
+and every figure is scored on at most :data:`MAX_TEST` test lists (the first ones, in stored
+order), so the figures cost seconds and are deterministic. A benchmark without both splits is
+carved 50/50 by query-id hash for this purpose only (``carved: true``); one with fewer than
+:data:`MIN_LISTS` lists in either part gets no figures.
+
+``mode`` (:data:`MODES`): ``fast`` (the default of ``gradebench build``) trains the strong ceiling
+once with its default settings on at most 8,000 train lists (every list of an e-SNLI-size
+build; about 11 s of one core for all the figures of ``esnli-contrast``); ``full`` uses every
+train list and tunes it over :data:`gradebench.scorers.lexical_gbdt.GRID` (three fits), picking
+by pairwise agreement on the carve. The figures record their ``mode``
+and :data:`VALIDITY_VERSION`; a build finds cached figures of an older version (or ``fast``
+ones when ``full`` is asked for) stale and measures them again.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
@@ -31,11 +52,23 @@ from gradebench.metrics import NDCG, MetricSpec, PairwiseAgreement
 
 #: what each figure reports (its keys: ``pairwise_agreement``, ``ndcg@5``)
 VALIDITY_METRICS: tuple[MetricSpec, ...] = (PairwiseAgreement(), NDCG(k=5))
+#: version of the figures' keys and methods (1: query_blind, bm25, lexical_ceiling)
+VALIDITY_VERSION = 2
+ValidityMode = Literal["fast", "full"]
+MODES: tuple[str, ...] = ("fast", "full")
 #: a learned query-blind probe above this pairwise agreement makes `build` warn
 WARN_QUERY_BLIND = 0.6
+#: the label-aware blind probe above this pairwise agreement makes `build` warn
+WARN_LABEL_AWARE = 0.65
+#: the strong lexical ceiling above this pairwise agreement makes `build` warn
+WARN_LEXICAL_STRONG = 0.85
 MAX_TRAIN = 2000
 MAX_TEST = 5000
 MIN_LISTS = 20
+#: train lists the strong lexical ceiling learns from (and carves its tuning lists from), per mode
+STRONG_MAX_TRAIN: dict[str, int | None] = {"fast": 8000, "full": None}
+#: share of those lists carved off (by query-id hash) to early-stop and tune the strong ceiling
+STRONG_CARVE = 0.15
 
 
 def _round(x: float) -> float:
@@ -73,48 +106,135 @@ def _split_lists(table, benchmark: str, fingerprint: str) -> tuple[Any, Any, boo
     return parts["train"], parts["test"], carved
 
 
-def validity_figures(folder: Path, files: Sequence[str], *, benchmark: str, fingerprint: str) -> dict[str, Any]:
-    """The learned validity figures of the benchmark whose data files are ``files`` under ``folder``."""
+def _carve(lists) -> tuple[Any, Any]:
+    """(fit lists, tuning lists): :data:`STRONG_CARVE` of ``lists`` by a hash of the query id, stored order kept."""
+    from gradebench.hashing import uniform
+
+    tune = np.fromiter((uniform("validity-carve", str(q)) < STRONG_CARVE for q in lists.query_ids),
+                       dtype=bool, count=lists.n_queries)
+    return lists.take(np.flatnonzero(~tune)), lists.take(np.flatnonzero(tune))
+
+
+def check_mode(mode: Any) -> str:
+    """``mode`` if it is one of :data:`MODES`, else a one-line error naming them."""
+    from gradebench.errors import InvalidArgumentError
+
+    if mode not in MODES:
+        raise InvalidArgumentError(f"validity mode must be one of {', '.join(MODES)}, got {mode!r}", key="validity",
+                                   hint="e.g. --validity fast (the default) or --validity full")
+    return str(mode)
+
+
+def validity_figures(
+    folder: Path,
+    files: Sequence[str],
+    *,
+    benchmark: str,
+    fingerprint: str,
+    query_label: str | None = None,
+    mode: ValidityMode = "fast",
+) -> dict[str, Any]:
+    """The learned validity figures of the benchmark whose data files are ``files`` under ``folder``.
+
+    ``query_label`` names the column that holds each query's label (None: the queries carry
+    none, and the label-aware probe is skipped); ``mode`` is ``fast`` or ``full``.
+    """
     import pyarrow.parquet as pq
 
     from gradebench.scorers import make_scorer
     from gradebench.training.options import TrainOptions
 
+    mode = check_mode(mode)
+    paths = [str(Path(folder) / f) for f in files]
     columns = ["query_id", "query", "candidate_id", "candidate", "relevance", "score", "split"]
-    table = pq.read_table([str(Path(folder) / f) for f in files], columns=columns)
+    skipped_label = None
+    if query_label is None:
+        skipped_label = "the queries carry no label"
+    elif not all(query_label in pq.read_schema(p).names for p in paths):
+        skipped_label, query_label = f"the data files have no {query_label!r} column", None
+    table = pq.read_table(paths, columns=columns + ([query_label] if query_label else []))
     train, test, carved = _split_lists(table, benchmark, fingerprint)
     out: dict[str, Any] = {
+        "version": VALIDITY_VERSION,
+        "mode": mode,
         "carved": carved,
         "train_lists": min(train.n_queries, MAX_TRAIN),
         "test_lists": min(test.n_queries, MAX_TEST),
+        "query_label": query_label,
         "warn_query_blind": WARN_QUERY_BLIND,
+        "warn_label_aware": WARN_LABEL_AWARE,
+        "warn_lexical_ceiling_strong": WARN_LEXICAL_STRONG,
     }
     if train.n_queries < MIN_LISTS or test.n_queries < MIN_LISTS:
         out["skipped"] = f"fewer than {MIN_LISTS} train or test lists"
         return out
+    strong_train = train if STRONG_MAX_TRAIN[mode] is None else train.head(STRONG_MAX_TRAIN[mode])
     train, test = train.head(MAX_TRAIN), test.head(MAX_TEST)
     options = TrainOptions(loss="mse", seed=0)
     blind = make_scorer("query-blind", {"alpha": 1.0}, seed=0)
     blind.fit(train, None, options)
     out["query_blind"] = _figures(blind.score(test), test)
+    if query_label is None:
+        out["label_aware"] = None
+        out["label_aware_skipped"] = skipped_label
+    else:
+        aware = make_scorer("label-aware-blind", {"alpha": 1.0, "label_column": query_label}, seed=0)
+        aware.fit(train, None, options)
+        out["label_aware"] = _figures(aware.score(test), test)
     out["bm25"] = _figures(make_scorer("bm25").score(test), test)
     try:
         import lightgbm  # noqa: F401
     except ImportError:
-        out["lexical_ceiling"] = None
-    else:
-        ranker = make_scorer("lambdamart", seed=0)
-        ranker.fit(train, None, TrainOptions(loss="lambdarank", seed=0))
-        out["lexical_ceiling"] = _figures(ranker.score(test), test)
+        out["lexical_ceiling_dense"] = out["lexical_ceiling_strong"] = None
+        return out
+    ranker = make_scorer("lambdamart", seed=0)
+    ranker.fit(train, None, TrainOptions(loss="lambdarank", seed=0))
+    out["lexical_ceiling_dense"] = _figures(ranker.score(test), test)
+    fit, tune = _carve(strong_train)
+    strong = make_scorer("lexical-gbdt", {"label_column": query_label, "tune": mode == "full"}, seed=0)
+    strong.fit(fit, tune if tune.n_queries else None,
+               TrainOptions(loss="lambdarank", eval_metric="pairwise_agreement", seed=0))
+    out["lexical_ceiling_strong"] = _figures(strong.score(test), test)
+    out["lexical_ceiling_strong_setup"] = {"train_lists": fit.n_queries, "tune_lists": tune.n_queries,
+                                           **strong.fitted()}
+    return out
+
+
+def is_stale(figures: dict[str, Any] | None, mode: str) -> bool:
+    """Whether cached ``figures`` must be measured again for ``mode``: absent, of an older version, or fast when full is asked."""
+    if not figures:
+        return True
+    if figures.get("version", 1) < VALIDITY_VERSION:
+        return True
+    return mode == "full" and figures.get("mode") != "full"
+
+
+def warning_lines(figures: dict[str, Any] | None) -> list[str]:
+    """The lines `gradebench build` prints when a shortcut gives too much away (none: an empty list).
+
+    Figures of version 1 (``lexical_ceiling``, no label-aware probe) are read as well.
+    """
+    from gradebench.benchmark.card import current_figures
+
+    v = current_figures(figures or {})
+    out = []
+    checks = (
+        ("query_blind", WARN_QUERY_BLIND, "a query-blind probe",
+         "the grades can be guessed without reading the query"),
+        ("label_aware", WARN_LABEL_AWARE, "a probe that reads only the candidate and the query's label",
+         "the wording that goes with each label gives the grades away"),
+        ("lexical_ceiling_strong", WARN_LEXICAL_STRONG, "a word model (LightGBM on lexical and hashed word features)",
+         "word matching and label-specific wording rank nearly as well as understanding could"),
+    )
+    for key, limit, who, meaning in checks:
+        f = v.get(key)
+        if f and f["pairwise_agreement"] > limit:
+            out.append(f"{who} reaches pairwise agreement {f['pairwise_agreement']:.3f} (> {limit}) on held-out "
+                       f"lists: {meaning}")
     return out
 
 
 def warning(figures: dict[str, Any] | None) -> str | None:
-    """The line `gradebench build` prints when the query-blind probe gives too much away."""
-    qb = (figures or {}).get("query_blind")
-    if qb and qb["pairwise_agreement"] > WARN_QUERY_BLIND:
-        return (
-            f"a query-blind probe reaches pairwise agreement {qb['pairwise_agreement']:.3f} "
-            f"(> {WARN_QUERY_BLIND}) on held-out lists: the grades can be guessed without reading the query"
-        )
-    return None
+    """The first of :func:`warning_lines`, or None."""
+    found = warning_lines(figures)
+    return found[0] if found else None

@@ -369,7 +369,7 @@ def test_real_records(real):
 @pytest.mark.integration
 def test_real_validity_targets(real):
     v = real.validity
-    pa = {k: v[k]["pairwise_agreement"] for k in ("query_blind", "bm25", "lexical_ceiling")}
+    pa = {k: v[k]["pairwise_agreement"] for k in ("query_blind", "bm25", "lexical_ceiling_dense")}
     assert pa["query_blind"] <= 0.55  # a text-only probe is at chance
-    assert pa["bm25"] <= 0.70 and pa["lexical_ceiling"] <= 0.75  # esnli-human: 0.891 and 0.921
-    assert pa["lexical_ceiling"] >= 0.6  # own > sibling > unrelated still carries lexical signal
+    assert pa["bm25"] <= 0.70 and pa["lexical_ceiling_dense"] <= 0.75  # esnli-human: 0.891 and 0.921
+    assert pa["lexical_ceiling_dense"] >= 0.6  # own > sibling > unrelated still carries lexical signal

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from gradebench.cli.main import main
 from gradebench.experiments import validity
 from gradebench.experiments.build import build
-from gradebench.cli.main import main
 from tests.conftest import FIXTURES, shared_data
 
 
@@ -20,8 +20,10 @@ def test_demo_figures_are_recorded_and_deterministic(tmp_path, monkeypatch):
     assert a.validity == b.validity
     v = a.validity
     assert v["carved"] is False and v["train_lists"] == a.splits["train"]["queries"]
-    for name in ("query_blind", "bm25", "lexical_ceiling"):
+    assert (v["version"], v["mode"], v["query_label"]) == (validity.VALIDITY_VERSION, "fast", "label")
+    for name in ("query_blind", "label_aware", "bm25", "lexical_ceiling_dense", "lexical_ceiling_strong"):
         assert 0.0 <= v[name]["pairwise_agreement"] <= 1.0 and 0.0 <= v[name]["ndcg@5"] <= 1.0
+    assert "lexical_ceiling" not in v  # renamed lexical_ceiling_dense in figures version 2
     assert json.loads((Path(a.path) / "manifest.json").read_text())["validity"] == v
     assert "## Validity: how far shortcuts get" in (Path(a.path) / "README.md").read_text()
 
@@ -31,6 +33,10 @@ def test_benchmark_without_train_split_is_carved(tmp_path, monkeypatch):
     r = build("winowhy", source=FIXTURES / "winowhy", out=tmp_path, progress=False)
     assert set(r.splits) == {"test"}
     assert r.validity["carved"] is True
+    # winowhy's queries carry no label: no label-aware probe, and the figures say why
+    assert r.validity["query_label"] is None and r.validity["label_aware"] is None
+    assert r.validity["label_aware_skipped"] == "the queries carry no label"
+    assert "No label-aware probe: the queries carry no label." in (Path(r.path) / "README.md").read_text()
 
 
 def test_too_few_lists_give_no_figures(tmp_path):
@@ -111,10 +117,14 @@ def test_real_esnli_warns_and_esnli_human_is_harder(tmp_path, capsys):
     assert code == 0
     v = json.loads(out)["validity"]
     assert v["query_blind"]["pairwise_agreement"] > 0.95  # the templates give the grades away
-    assert "gradebench: warning: a query-blind probe" in err
+    assert v["label_aware"]["pairwise_agreement"] > 0.95 and v["lexical_ceiling_strong"]["pairwise_agreement"] > 0.95
+    assert "gradebench: warning: a query-blind probe" in err and err.count("gradebench: warning: ") == 3
     human = build("esnli-human", source=source, resplit=(80, 10, 10), out=tmp_path, progress=False).validity
     assert human["query_blind"]["pairwise_agreement"] < 0.7
     assert human["bm25"]["pairwise_agreement"] > human["query_blind"]["pairwise_agreement"]
+    # the word model beats the 14 dense features: the dense ceiling understated what words give away
+    assert human["lexical_ceiling_strong"]["pairwise_agreement"] > human["lexical_ceiling_dense"]["pairwise_agreement"]
+    assert human["lexical_ceiling_strong_setup"]["train_lists"] > validity.MAX_TRAIN
 
 
 def test_figures_are_the_validity_specs_through_the_one_evaluation_path(demo_lists_for_validity):
@@ -135,3 +145,216 @@ def demo_lists_for_validity(tmp_path):
     from gradebench.benchmark.lists import open_benchmark
 
     return open_benchmark(build("demo", out=tmp_path, progress=False, validity=False).path).lists("test")
+
+
+# -- the figures of issue 18: label-aware probe, strong lexical ceiling ------------------------------------
+
+
+def _figures_of(tmp_path, kind: str, **kw) -> dict:
+    from tests.shortcut_fixtures import write_shortcut_benchmark
+
+    files = write_shortcut_benchmark(tmp_path / kind, kind)
+    return validity.validity_figures(tmp_path / kind, files, benchmark=kind, fingerprint="0" * 64, **kw)
+
+
+def _pa(figures: dict) -> dict[str, float]:
+    return {k: v["pairwise_agreement"] for k, v in figures.items() if isinstance(v, dict) and "pairwise_agreement" in v}
+
+
+def test_grades_that_follow_the_label_give_a_high_label_aware_figure(tmp_path):
+    pa = _pa(_figures_of(tmp_path, "label_cross", query_label="label"))
+    assert pa["query_blind"] < 0.6  # each marker is graded high under one label, low under the other
+    assert pa["label_aware"] > 0.95  # the label x candidate-word cross is the whole grade
+    assert pa["lexical_ceiling_dense"] < 0.6  # 14 dense features know neither words nor the label
+    assert pa["lexical_ceiling_strong"] > 0.95  # its label x word crosses do
+    assert len(validity.warning_lines(_figures_of(tmp_path, "label_cross", query_label="label"))) == 2
+
+
+def test_grades_that_need_the_query_give_a_low_label_aware_figure(tmp_path):
+    figures = _figures_of(tmp_path, "needs_query", query_label="label")
+    pa = _pa(figures)
+    assert pa["query_blind"] < 0.6 and pa["label_aware"] < 0.6  # neither the text nor the label helps
+    assert pa["bm25"] > 0.85 and pa["lexical_ceiling_strong"] > 0.85  # matching the query does
+    assert validity.warning_lines(figures) == [validity.warning_lines(figures)[0]]  # the strong ceiling alone
+    assert validity.warning_lines(figures)[0].startswith("a word model")
+
+
+def test_without_a_label_column_the_label_aware_probe_is_skipped_and_says_why(tmp_path):
+    none = _figures_of(tmp_path, "label_cross", query_label=None)
+    assert none["label_aware"] is None and none["label_aware_skipped"] == "the queries carry no label"
+    assert none["lexical_ceiling_strong_setup"]["label_crosses"] is False
+    missing = _figures_of(tmp_path, "label_cross", query_label="gold_label")
+    assert missing["label_aware"] is None and missing["query_label"] is None
+    assert missing["label_aware_skipped"] == "the data files have no 'gold_label' column"
+
+
+def test_strong_ceiling_is_tuned_on_a_carve_of_train_never_test(tmp_path, monkeypatch):
+    seen: list = []
+    from gradebench.scorers.lexical_gbdt import GRID, LexicalGBDT
+
+    original = LexicalGBDT._fit
+
+    def spy(self, job):
+        seen.append((set(job.train.query_ids), set(job.validation.query_ids), self.config.tune))
+        return original(self, job)
+
+    monkeypatch.setattr(LexicalGBDT, "_fit", spy)
+    fast = _figures_of(tmp_path, "needs_query", query_label="label")
+    full = _figures_of(tmp_path, "needs_query", query_label="label", mode="full")
+    (fit_q, tune_q, tuned_fast), (_, _, tuned_full) = seen
+    test_q = {f"q{q:04d}" for q in range(80, 120)}
+    assert not (fit_q | tune_q) & test_q and not fit_q & tune_q and len(fit_q | tune_q) == 80
+    assert (tuned_fast, tuned_full) == (False, True) and (fast["mode"], full["mode"]) == ("fast", "full")
+    setup = full["lexical_ceiling_strong_setup"]
+    assert (setup["train_lists"], setup["tune_lists"]) == (len(fit_q), len(tune_q))
+    assert (setup["num_leaves"], setup["min_child_samples"]) in GRID
+
+
+def test_bad_mode_is_one_line(tmp_path):
+    from gradebench.errors import InvalidArgumentError
+
+    with pytest.raises(InvalidArgumentError, match="validity mode must be one of fast, full, got 'quick'"):
+        _figures_of(tmp_path, "needs_query", mode="quick")
+    with pytest.raises(InvalidArgumentError, match="validity must be True, False, 'fast' or 'full'"):
+        build("demo", out=tmp_path / "never", progress=False, validity="quick")
+    assert not (tmp_path / "never").exists()  # refused before anything is written
+
+
+def test_figures_are_the_same_in_another_process(tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    from tests.conftest import REPO
+    from tests.shortcut_fixtures import write_shortcut_benchmark
+
+    files = write_shortcut_benchmark(tmp_path / "b", "label_cross")
+    here = validity.validity_figures(tmp_path / "b", files, benchmark="x", fingerprint="0" * 64, query_label="label")
+    code = (
+        "import json, sys; from pathlib import Path; from gradebench.experiments.validity import validity_figures; "
+        f"print(json.dumps(validity_figures(Path({str(tmp_path / 'b')!r}), {files!r}, benchmark='x', "
+        "fingerprint='0' * 64, query_label='label')))"
+    )
+    env = {**os.environ, "PYTHONHASHSEED": "12345", "PYTHONPATH": str(REPO)}
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO, env=env, check=True)
+    assert json.loads(done.stdout) == here
+
+
+def test_warnings_name_each_shortcut():
+    figs = {"query_blind": {"pairwise_agreement": 0.5}, "label_aware": {"pairwise_agreement": 0.65},
+            "lexical_ceiling_strong": {"pairwise_agreement": 0.85}}
+    assert validity.warning_lines(figs) == []  # at the thresholds: no warning
+    figs["label_aware"] = {"pairwise_agreement": 0.734}
+    figs["lexical_ceiling_strong"] = {"pairwise_agreement": 0.891}
+    lines = validity.warning_lines(figs)
+    assert len(lines) == 2 and "0.734 (> 0.65)" in lines[0] and "query's label" in lines[0]
+    assert "0.891 (> 0.85)" in lines[1]
+    assert validity.warning(figs) == lines[0]
+    # version-1 figures (lexical_ceiling, no label-aware probe) are read too
+    assert validity.warning_lines({"query_blind": {"pairwise_agreement": 0.9},
+                                   "lexical_ceiling": {"pairwise_agreement": 0.99}})[0].startswith("a query-blind")
+
+
+def test_cli_prints_every_warning(tmp_path, capsys, monkeypatch):
+    from gradebench.experiments import build as build_mod
+    from tests.conftest import run_cli
+
+    figs = {"query_blind": {"pairwise_agreement": 0.7, "ndcg@5": 0.9},
+            "label_aware": {"pairwise_agreement": 0.8, "ndcg@5": 0.9},
+            "bm25": {"pairwise_agreement": 0.6, "ndcg@5": 0.8},
+            "lexical_ceiling_dense": {"pairwise_agreement": 0.7, "ndcg@5": 0.9},
+            "lexical_ceiling_strong": {"pairwise_agreement": 0.9, "ndcg@5": 0.95}}
+    monkeypatch.setattr(build_mod, "add_validity", lambda folder, mode="fast": figs)
+    code, out, err = run_cli(capsys, "build", "demo", "--out", tmp_path)
+    assert code == 0
+    assert err.count("gradebench: warning: ") == 3
+    flat = " ".join(out.split())  # rich wraps at the terminal width
+    assert "label-aware 0.800" in flat and "lexical ceiling (strong) 0.900" in flat
+
+
+def test_cli_validity_switch(tmp_path, capsys, monkeypatch):
+    from tests.conftest import run_cli
+
+    monkeypatch.setattr(validity, "MIN_LISTS", 2)
+    code, out, _ = run_cli(capsys, "build", "demo", "--out", tmp_path, "--validity", "full", "--json")
+    assert code == 0 and json.loads(out)["validity"]["mode"] == "full"
+    code, out, _ = run_cli(capsys, "build", "demo", "--out", tmp_path / "off", "--no-validity", "--json")
+    assert code == 0 and json.loads(out)["validity"] is None
+    code, out, err = run_cli(capsys, "build", "demo", "--out", tmp_path / "bad", "--validity", "quick")
+    assert code == 2 and "validity mode must be one of fast, full" in err and len(err.strip().splitlines()) == 1
+    code, out, err = run_cli(capsys, "build", "demo", "--out", tmp_path / "bad", "--validity", "full", "--no-validity")
+    assert code == 2 and "--no-validity conflicts with --validity full" in err
+    assert not (tmp_path / "bad").exists()
+
+
+def _v1(figures: dict) -> dict:
+    """``figures`` as figures version 1 wrote them: no version/mode/label keys, ``lexical_ceiling``."""
+    keep = ("carved", "train_lists", "test_lists", "warn_query_blind", "query_blind", "bm25")
+    return {**{k: figures[k] for k in keep}, "lexical_ceiling": figures["lexical_ceiling_dense"]}
+
+
+def test_old_manifests_render_and_cached_folders_get_current_figures(tmp_path, monkeypatch):
+    from gradebench.benchmark.engine import builder_of, update_manifest
+    from gradebench.benchmark.manifest import read_manifest
+
+    monkeypatch.setattr(validity, "MIN_LISTS", 2)
+    first = build("demo", out=tmp_path, progress=False)
+    folder = Path(first.path)
+    data = {p.name: p.read_bytes() for p in (folder / "data").iterdir()}
+    old = _v1(first.validity)
+    update_manifest(folder, builder_of(read_manifest(folder)), {"validity": old})  # a folder built before v2
+    card = (folder / "README.md").read_text()
+    assert f"| lexical ceiling, dense (LambdaMART) | 14 lexical features | {old['lexical_ceiling']['pairwise_agreement']:.4f}" in card
+    assert "label-aware" not in card and "strong" not in card
+    # the next build finds the figures stale and measures them again: data untouched
+    again = build("demo", out=tmp_path, progress=False)
+    assert again.cached and again.validity == first.validity
+    assert read_manifest(folder)["validity"] == first.validity
+    assert {p.name: p.read_bytes() for p in (folder / "data").iterdir()} == data
+    assert "lexical ceiling, strong (LightGBM)" in (folder / "README.md").read_text()
+    # full figures replace fast ones when asked for, and a later default build keeps them
+    full = build("demo", out=tmp_path, progress=False, validity="full")
+    assert full.validity["mode"] == "full" and read_manifest(folder)["validity"]["mode"] == "full"
+    assert build("demo", out=tmp_path, progress=False).validity == full.validity
+
+
+def test_card_reads_the_new_figures_in_words():
+    from gradebench.benchmark.card import validity_reading
+
+    figs = {**_figs(0.47, 0.67, 0.72), "lexical_ceiling_dense": {"pairwise_agreement": 0.72}}
+    del figs["lexical_ceiling"]
+    figs["label_aware"] = {"pairwise_agreement": 0.734}
+    figs["lexical_ceiling_strong"] = {"pairwise_agreement": 0.891}
+    lines = validity_reading(figs)
+    assert "at chance" in lines[0]
+    assert lines[1].startswith("- **Warning:** a probe that knows only the query's label") and "73.4%" in lines[1]
+    assert lines[2].startswith("- **Warning:** word matching alone (LightGBM on lexical and word features) orders 89.1%")
+    figs["label_aware"], figs["lexical_ceiling_strong"] = {"pairwise_agreement": 0.52}, {"pairwise_agreement": 0.78}
+    lines = validity_reading(figs)
+    assert "label-aware blind probe is at chance" in lines[1] and not lines[2].startswith("- **Warning")
+    figs["label_aware"] = {"pairwise_agreement": 0.6}
+    assert "below the warning level" in validity_reading(figs)[1]
+
+
+def test_readme_validity_table_reads_both_figure_versions(tmp_path, monkeypatch):
+    from gradebench import docs
+
+    fig = {"pairwise_agreement": 0.7, "ndcg@5": 0.9}
+    v2 = {"version": 2, "query_label": "label", "warn_query_blind": 0.6, "warn_label_aware": 0.65,
+          "warn_lexical_ceiling_strong": 0.85, "query_blind": {**fig, "pairwise_agreement": 0.466},
+          "label_aware": {**fig, "pairwise_agreement": 0.734}, "bm25": fig, "lexical_ceiling_dense": fig,
+          "lexical_ceiling_strong": {**fig, "pairwise_agreement": 0.891},
+          "lexical_ceiling_strong_setup": {"train_lists": 5718, "tune_lists": 1065}}
+    v1 = {"warn_query_blind": 0.6, "query_blind": fig, "bm25": fig, "lexical_ceiling": {**fig, "pairwise_agreement": 0.8}}
+    stats = tmp_path / "stats.json"
+    stats.write_text(json.dumps({"recipes": [
+        {"recipe": "new", "validity": v2, "seconds_validity": 12.39, "cpu_seconds_validity": 8.98},
+        {"recipe": "old", "validity": v1}, {"recipe": "absent", "skipped": "no file here"},
+    ]}))
+    monkeypatch.setattr(docs, "STATS_FILE", stats)
+    rows = docs.validity_table().splitlines()
+    assert rows[2] == ("| `new` | label | 0.466 | 0.734 | 0.700 | 0.700 | 0.891 | 5,718 + 1,065 | label-aware, strong "
+                       "| 12.4 (9.0) |")
+    assert rows[3] == "| `old` | – | 0.700 | – | 0.700 | 0.800 | – | – | query-blind | – |"
+    assert rows[4] == "| `absent` | – | – | – | – | – | – | – | – | – (no file here) |"
+    assert "<!-- BEGIN validity -->" in (Path(docs.__file__).resolve().parents[1] / "README.md").read_text()

@@ -41,6 +41,7 @@ class TieredNLIBuilder(Builder):
 
     section: ClassVar[type] = TieredSection
     columns: ClassVar[tuple[Column, ...]] = TIERED_COLUMNS
+    query_label: ClassVar[str | None] = "label"  # the query's label (NLI label, δ-NLI update type): validity figures
 
     def select(self, records: Mapping[str, Sequence[NLIExample]], *, limit: int | None) -> Selection:
         sel = select(self.recipe, records, limit=limit)
