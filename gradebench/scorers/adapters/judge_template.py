@@ -13,9 +13,9 @@ A template (``extra="forbid"``: a misspelt key fails with its name and line)::
     chat: auto                   # auto: through the tokenizer's chat template when it has one
     answer_prefix: "Answer:"     # text after the prompt (after the chat template's assistant header)
     score:
-      kind: yes-no               # log P(yes) - log P(no) of the next token
-      yes: " Yes"
-      no: " No"
+      kind: yes-no               # log P(positive) - log P(negative) of the next token
+      positive: " Yes"           # (not `yes:`/`no:`, which YAML reads as true/false)
+      negative: " No"
 
 or ``score: {kind: rating, labels: {"1": 1, "2": 2, "3": 3, "4": 4, "5": 5}}``: the expected
 rating ``sum_r p(r) * value(r)`` under the next-token probabilities of the rating tokens,
@@ -49,8 +49,8 @@ FIELDS = ("query", "candidate")
 
 class YesNo(StrictModel):
     kind: Literal["yes-no"]
-    yes: str = Field(min_length=1)
-    no: str = Field(min_length=1)
+    positive: str = Field(min_length=1, description="the yes answer, e.g. ' Yes'")
+    negative: str = Field(min_length=1, description="the no answer, e.g. ' No'")
 
 
 class Rating(StrictModel):
@@ -94,9 +94,9 @@ class JudgeTemplate(StrictModel):
         return self.prompt.format(query=query, candidate=candidate)
 
     def answers(self) -> dict[str, float]:
-        """Answer text -> value (yes-no: ``yes`` -> 1, ``no`` -> 0)."""
+        """Answer text -> value (yes-no: ``positive`` -> 1, ``negative`` -> 0)."""
         if isinstance(self.score, YesNo):
-            return {self.score.yes: 1.0, self.score.no: 0.0}
+            return {self.score.positive: 1.0, self.score.negative: 0.0}
         return dict(self.score.labels)
 
 
