@@ -220,3 +220,15 @@ def test_committed_records_without_the_new_fields_still_load():
 
     records = list_records(REPO / "leaderboard" / "results")
     assert records and all(r.bias is None and r.invariance is None and r.scorer.model is None for r in records)
+
+
+
+def test_the_demo_evaluates_one_external_model(demo_benchmark, tmp_path, minilm, threads):
+    from gradebench.experiments import demo
+
+    assert demo.external_model() == str(minilm)
+    label, record = demo.evaluate_external(demo_benchmark, tmp_path)
+    assert label == "all-MiniLM-L6-v2 (bi-encoder)" and record.path.is_file()
+    assert record.scorer.name == "hf-bi-encoder" and record.scorer.model.name == "all-MiniLM-L6-v2"
+    rows = leaderboard(tmp_path).boards[0].rows
+    assert [r.system for r in rows] == ["hf-bi-encoder[model=all-MiniLM-L6-v2]"]
