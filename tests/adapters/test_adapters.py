@@ -254,3 +254,44 @@ def test_vllm_judge_matches_transformers(judge_lm, test_lists):
     base = make_model_scorer(judge_lm, options={"dtype": "float32"}).score(test_lists)
     fast = make_model_scorer(judge_lm, options={"dtype": "float32", "backend": "vllm"}).score(test_lists)
     assert np.abs(base - fast)[test_lists.mask].max() < 1e-2
+
+
+@pytest.mark.reference
+def test_a_multi_class_cross_encoder_scores_the_chosen_class_probability(nli_classifier, tmp_path, test_lists):
+    import torch
+    from sentence_transformers import CrossEncoder
+
+    path = tmp_path / "nli-ce"
+    CrossEncoder(str(nli_classifier), device="cpu").save(str(path))
+    q, c = _pairs(test_lists)
+    with one_torch_thread():
+        probs = CrossEncoder(str(path), device="cpu").predict(list(zip(q, c)), apply_softmax=True,
+                                                              activation_fn=torch.nn.Identity(), batch_size=1)
+        scorer = make_model_scorer(path)
+        assert scorer.adapter == "cross-encoder" and scorer.options()["label"] == "entailment"
+        assert np.abs(scorer.score(test_lists)[test_lists.mask] - probs[:, 1]).max() < TOL
+
+
+def test_chat_reward_puts_the_system_turn_first(chat_reward):
+    from transformers import AutoTokenizer
+
+    tok = AutoTokenizer.from_pretrained(str(chat_reward))
+    scorer = make_model_scorer(chat_reward, options={"system": "Be strict."})
+    assert scorer.prompts(tok, ["q"], ["c"]) == ["<|system|> Be strict.\n<|user|> q\n<|assistant|> c\n"]
+    assert scorer.options()["system"] == "Be strict."
+
+
+def test_a_template_that_needs_a_chat_template_is_refused_without_one(tiny_gpt2, tmp_path):
+    path = tmp_path / "chat.yaml"
+    path.write_text("name: c\nprompt: '{query} {candidate}'\nchat: always\n"
+                    "score: {kind: yes-no, positive: ' Yes', negative: ' No'}\n")
+    with pytest.raises(InvalidArgumentError, match=r"asks for a chat template \(chat: always\)"):
+        make_model_scorer(tiny_gpt2, "llm-judge", options={"template": str(path)}).options()
+
+
+def test_half_precision_on_cpu(seq_classifier):
+    with pytest.raises(InvalidArgumentError, match="dtype=float16 is not supported on CPU"):
+        make_model_scorer(seq_classifier, options={"dtype": "float16", "device": "cpu"}).dtype  # noqa: B018
+    scorer = make_model_scorer(seq_classifier, options={"dtype": "bfloat16", "device": "cpu"})
+    assert scorer.dtype == "bfloat16" and scorer.tolerance() == 5e-2
+    assert make_model_scorer(seq_classifier, options={"device": "cpu"}).dtype == "float32"

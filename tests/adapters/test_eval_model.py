@@ -232,3 +232,15 @@ def test_the_demo_evaluates_one_external_model(demo_benchmark, tmp_path, minilm,
     assert record.scorer.name == "hf-bi-encoder" and record.scorer.model.name == "all-MiniLM-L6-v2"
     rows = leaderboard(tmp_path).boards[0].rows
     assert [r.system for r in rows] == ["hf-bi-encoder[model=all-MiniLM-L6-v2]"]
+
+
+def test_only_the_main_process_writes_and_speaks(cli, demo_benchmark, tmp_path, monkeypatch):
+    """Under a distributed launch every process evaluates; rank 0 alone writes the record and prints."""
+    monkeypatch.setenv("RANK", "1")
+    code, out, err = cli("eval", "--benchmark", demo_benchmark, "--scorer", "bm25", "--resamples", 20,
+                         "--results-dir", tmp_path, "--json")
+    assert code == 0 and out == "" and not list(tmp_path.rglob("*.json"))
+    monkeypatch.setenv("RANK", "0")
+    code, out, err = cli("eval", "--benchmark", demo_benchmark, "--scorer", "bm25", "--resamples", 20,
+                         "--results-dir", tmp_path, "--json")
+    assert code == 0 and json.loads(out)["id"] and len(list(tmp_path.rglob("*.json"))) == 1

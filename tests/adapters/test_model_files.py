@@ -100,6 +100,8 @@ def test_files_are_hashed_by_content_and_role(seq_classifier, tmp_path):
     assert set(files["files"]) == set(files["roles"])
     copy = _copy(seq_classifier, tmp_path / "elsewhere")
     (copy / "README.md").write_text("notes a loader never reads")
+    (copy / "onnx").mkdir()
+    (copy / "onnx" / "model.bin").write_bytes(b"an export a torch loader never reads")
     assert model_files(locate_model(copy)) == files  # where it lies and unread files do not count
     weights = copy / "model.safetensors"
     data = bytearray(weights.read_bytes())
