@@ -53,6 +53,7 @@ _LAZY = {
     "run_demo": "gradebench.experiments.demo",
     # results
     "evaluate_scorer": "gradebench.experiments.evaluate",
+    "evaluate_model": "gradebench.experiments.evaluate",
     # losses (torch, imported only when asked for)
     "get_loss": "gradebench.losses",
     "LOSSES": "gradebench.losses",

@@ -351,7 +351,8 @@ def test_every_decorated_builtin_is_discovered(entry_points):
 
     entry_points([])  # no plugins: exactly the built-ins
     assert builder_names() == sorted(_decorated(list(PKG.glob("datasets/*/builder.py")), "register_builder"))
-    assert scorer_names() == sorted(_decorated(list(PKG.glob("scorers/*.py")), "register_scorer"))
+    scorer_modules = list(PKG.glob("scorers/*.py")) + list(PKG.glob("scorers/adapters/*.py"))  # + model adapters
+    assert scorer_names() == sorted(_decorated(scorer_modules, "register_scorer"))
     assert loss_names() == sorted(_decorated(list(PKG.glob("losses/*.py")), "register_loss"))
     assert METRICS.names() == sorted(_decorated(list(PKG.glob("metrics/*.py")), "register"))
     assert len(builder_names()) >= 9 and len(scorer_names()) >= 9

@@ -35,27 +35,50 @@ def eval_cmd(
                                                   show_default="none: give --scorer or --run")] = None,
     run: Annotated[Optional[Path], typer.Option("--run", help="a finished run folder of `gradebench train`",
                                                 show_default="none: give --scorer or --run")] = None,
-    set_: Annotated[Optional[list[str]], typer.Option("--set", help="scorer config key=value (with --scorer)",
+    model: Annotated[Optional[str], typer.Option(
+        "--model", help="any model: a local folder or a Hugging Face Hub id (offline: from the local cache)",
+        show_default="none: give --scorer, --run or --model")] = None,
+    adapter: Annotated[str, typer.Option(
+        help="with --model: auto | cross-encoder | sequence-classifier | chat-reward | bi-encoder | llm-judge")] = "auto",
+    set_: Annotated[Optional[list[str]], typer.Option("--set", help="scorer (or --model adapter) config key=value",
                                                       show_default="the scorer's config")] = None,
     split: Annotated[str, typer.Option(help="split to score")] = "test",
     seed: Annotated[int, typer.Option(help="bootstrap seed (and the scorer's seed with --scorer)")] = 0,
     resamples: Annotated[int, typer.Option(help="bootstrap resamples per confidence interval")] = 1000,
     results_dir: Annotated[Path, _results_dir] = RESULTS_DIR,
     zero_shot: Annotated[bool, typer.Option("--zero-shot", help="allow a run trained on another benchmark")] = False,
+    check_invariance: Annotated[bool, typer.Option(
+        "--check-invariance", help="re-score a sample at batch size 1 and record the largest difference "
+        "(exit 1 when it exceeds the tolerance)")] = False,
+    trust_remote_code: Annotated[bool, typer.Option(
+        "--trust-remote-code", help="with --model: allow code inside the model folder to run")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="print the record as JSON")] = False,
 ) -> None:
-    """Score a split with a scorer (or a trained run) and write a result record."""
+    """Score a split with a scorer, a trained run or any model (--model), and write a result record."""
     from gradebench.experiments.evaluate import evaluate_scorer
 
-    if scorer is not None and run is not None:
-        raise InvalidArgumentError("--scorer and --run conflict: give one",
-                                   hint="--scorer NAME evaluates an untrained scorer, --run DIR a trained one")
-    if scorer is None and run is None:
-        raise InvalidArgumentError("give --scorer NAME or --run RUN_DIR",
+    given = [f for f, v in (("--scorer", scorer), ("--run", run), ("--model", model)) if v is not None]
+    if len(given) > 1:
+        raise InvalidArgumentError(f"{' and '.join(given)} conflict: give one",
+                                   hint="--scorer NAME evaluates an untrained scorer, --run DIR a trained one, "
+                                        "--model PATH_OR_HUB_ID any model")
+    if not given:
+        raise InvalidArgumentError("give --scorer NAME or --run RUN_DIR (or --model PATH_OR_HUB_ID)",
                                    hint="e.g. gradebench eval --benchmark DIR --scorer bm25")
+    if model is None and (adapter != "auto" or trust_remote_code):
+        flag = "--trust-remote-code" if trust_remote_code else "--adapter"
+        raise InvalidArgumentError(f"{flag} applies to --model", hint=f"drop {flag}, or give --model PATH_OR_HUB_ID")
+    if model is not None:
+        _eval_model(model, adapter, set_, benchmark=benchmark, split=split, seed=seed, resamples=resamples,
+                    results_dir=results_dir, check_invariance=check_invariance, trust_remote_code=trust_remote_code,
+                    as_json=as_json)
+        return
     if run is not None and set_:
         raise InvalidArgumentError("--set and --run conflict: a run's config is fixed by its training",
                                    hint="drop --set, or evaluate --scorer NAME --set key=value")
+    if run is not None and check_invariance:
+        raise InvalidArgumentError("--check-invariance applies to --model (and hf-* scorers), not to --run",
+                                   hint="drop --check-invariance")
     if run is None and benchmark is None:
         raise InvalidArgumentError("--scorer needs --benchmark DIR", hint="give the folder `gradebench build` printed")
     if run is not None:
@@ -70,11 +93,45 @@ def eval_cmd(
         instance, info = make_scorer(scorer, parse_settings(set_), seed=seed), None
     record = _with_progress(not as_json, lambda progress: evaluate_scorer(
         benchmark, instance, split=split, seed=seed, n_resamples=resamples, run=info, results_dir=results_dir,
-        zero_shot=zero_shot, progress=progress))
+        zero_shot=zero_shot, progress=progress, check_invariance=check_invariance))
+    _report(record, as_json)
+
+
+def _eval_model(model: str, adapter: str, settings: list[str] | None, *, benchmark: Path | None, split: str, seed: int,
+                resamples: int, results_dir: Path, check_invariance: bool, trust_remote_code: bool,
+                as_json: bool) -> None:
+    """``eval --model``: :func:`gradebench.experiments.evaluate.evaluate_model`, then the record."""
+    from gradebench.cli.harness_cmds import parse_settings
+    from gradebench.experiments.evaluate import evaluate_model
+
+    if benchmark is None:
+        raise InvalidArgumentError("--model needs --benchmark DIR", hint="give the folder `gradebench build` printed")
+    record = _with_progress(not as_json, lambda progress: evaluate_model(
+        benchmark, model, adapter=adapter, options=parse_settings(settings), trust_remote_code=trust_remote_code,
+        split=split, seed=seed, n_resamples=resamples, results_dir=results_dir, check_invariance=check_invariance,
+        progress=progress))
+    _report(record, as_json)
+
+
+def _report(record, as_json: bool) -> None:
+    """Print the record (JSON or a table) on the main process; a failed invariance check exits 1."""
+    from gradebench.experiments.evaluate import is_main_process
+
+    if not is_main_process():  # under torchrun/accelerate only rank 0 speaks (and writes)
+        return
     if as_json:
         emit(record.to_dict())
-        return
-    _print_record(record)
+    else:
+        _print_record(record)
+    inv = record.invariance
+    if inv is not None and not inv.passed:
+        from gradebench.scorers.adapters.base import InvarianceError
+
+        raise InvarianceError(
+            f"the invariance check failed: scores at batch size 1 differ by up to {inv.max_abs_diff:.3g} "
+            f"(tolerance {inv.tolerance:.3g}, {inv.n_candidates} candidates of {inv.n_queries} queries)",
+            path=record.path, hint="the model's scores depend on what it is batched with: check its padding, "
+                                   "or set --set dtype=float32; raise invariance_tolerance only knowingly")
 
 
 def _print_record(record) -> None:
@@ -95,6 +152,38 @@ def _print_record(record) -> None:
     if s.mean_centered_gap is not None:
         console.print(f"mean gap between adjacent grades {s.mean_gap:.4f} (list-centred {s.mean_centered_gap:.4f}, "
                       f"smallest {s.min_centered_gap:.4f}); scoring {record.timings.scoring_s:.3f}s")
+    for line in _model_lines(record):
+        console.print(line, highlight=False, markup=False)
+
+
+def _model_lines(record) -> list[str]:
+    """Provenance, invariance and bias-control lines under the metric table."""
+    lines = []
+    m = record.scorer.model
+    if m is not None:
+        where = f"{m.id} @ {m.revision[:12]}" if m.revision else m.id
+        lines.append(f"model {where} ({m.adapter}, {m.dtype} on {m.device}, batch {m.batch_size}"
+                     f"{f', {m.processes} processes' if m.processes > 1 else ''}); files sha256 {m.digest[:12]}")
+    inv = record.invariance
+    if inv is not None:
+        lines.append(f"invariance: batch size 1 on {inv.n_candidates} candidates differs by at most "
+                     f"{inv.max_abs_diff:.3g} (tolerance {inv.tolerance:.3g}): {'passed' if inv.passed else 'FAILED'}")
+    b = record.bias
+    if b is not None:
+        lp = b.length_pairs
+
+        def fmt(x) -> str:
+            return "n/a" if x is None else f"{x:.3f}"
+
+        lines.append(f"length pairs: agreement {fmt(lp.better_shorter.agreement)} where the better candidate is "
+                     f"shorter ({lp.better_shorter.n_pairs} pairs), {fmt(lp.better_longer.agreement)} where it is "
+                     f"longer ({lp.better_longer.n_pairs}); gap {fmt(lp.gap)}")
+        base = ", ".join(f"{k} {fmt(v.value)}" for k, v in b.baselines.items())
+        lines.append(f"baselines ({b.metric}): {base}; this system {fmt(b.system)}")
+        if b.group_column is not None:
+            lines.append(f"per {b.group_column}: " + ", ".join(f"{g.name} {fmt(g.system)}" for g in b.groups))
+        lines += [f"warning: {w}" for w in [*b.warnings, *(w for g in b.groups for w in g.warnings)]]
+    return lines
 
 
 def _json_format(fmt: str | None, as_json: bool) -> str | None:

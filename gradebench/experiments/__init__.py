@@ -2,7 +2,8 @@
 
 * :func:`.train.train` -- one training run into a run folder; :func:`.runs.load_run` reads it back;
 * :func:`evaluate_scorer` -- score a split, compute the metric suite with bootstrap CIs and
-  write a versioned record (:mod:`.record`, :mod:`.suite`);
+  the bias controls (:mod:`.bias`), and write a versioned record (:mod:`.record`, :mod:`.suite`);
+  :func:`evaluate_model` -- the same for any model (a folder or a Hub id) through an adapter;
 * :func:`.validity.validity_figures` -- how far shortcuts get on a built benchmark;
 * :func:`.leaderboard.leaderboard` -- one row per system, mean over seeds, paired tests against the best;
 * :func:`.query.query` -- DuckDB SQL over the records (views in ``leaderboard/views.sql``);
@@ -23,6 +24,7 @@ _LAZY = {
     "EvalRecord": "gradebench.experiments.record",
     "read_record": "gradebench.experiments.store",
     "evaluate_scorer": "gradebench.experiments.evaluate",
+    "evaluate_model": "gradebench.experiments.evaluate",
     "list_records": "gradebench.experiments.store",
     "find_record": "gradebench.experiments.store",
     "Leaderboard": "gradebench.experiments.leaderboard",

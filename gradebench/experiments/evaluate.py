@@ -7,6 +7,15 @@ Example::
 
     rec = evaluate_scorer("gradebench-out/demo/f9d6d093ff87", make_scorer("bm25"), seed=0)
     rec.metrics["ndcg@5"].value, rec.metrics["ndcg@5"].ci_low, rec.path
+
+    # any model (a folder or a Hub id) through an adapter: `gradebench eval --model`
+    rec = evaluate_model("gradebench-out/demo/f9d6d093ff87", "path/to/model", adapter="auto",
+                         check_invariance=True)
+    rec.scorer.model.digest, rec.invariance.max_abs_diff, rec.bias.length_pairs.gap
+
+Every record carries bias controls (:mod:`gradebench.experiments.bias`). Under ``torchrun`` or
+``accelerate launch`` a model adapter shards its batches over the processes; every process
+computes the same record and only the main one (``RANK`` 0) writes it.
 """
 
 from __future__ import annotations
@@ -18,9 +27,10 @@ from typing import Any
 
 import numpy as np
 
-from gradebench.benchmark.lists import Benchmark, Lists, open_benchmark
+from gradebench.benchmark.lists import OPTIONAL_COLUMNS, Benchmark, Lists, open_benchmark
 from gradebench.errors import InvalidArgumentError, RunError
 from gradebench.experiments import suite as S
+from gradebench.experiments.bias import GROUP_COLUMNS, bias_controls
 from gradebench.experiments.environment import environment
 from gradebench.experiments.record import (
     SUITE_VERSION,
@@ -68,6 +78,7 @@ def evaluate_scorer(
     write: bool = True,
     zero_shot: bool = False,
     progress: ProgressFn | None = None,
+    check_invariance: bool = False,
 ) -> EvalRecord:
     """Score ``split`` of ``benchmark`` with ``scorer``, compute the suite with CIs, write the record.
 
@@ -83,6 +94,8 @@ def evaluate_scorer(
         zero_shot: allow a ``run`` trained on another benchmark (a transfer evaluation; the
             leaderboard labels such systems with the benchmark they were trained on).
         progress: optional ``progress(done, total, message)``.
+        check_invariance: re-score a sample at batch size 1 and record the largest difference
+            (``record.invariance``; model adapters only).
 
     Returns:
         The :class:`~gradebench.experiments.record.EvalRecord` (metrics: :mod:`gradebench.experiments.suite`).
@@ -96,8 +109,11 @@ def evaluate_scorer(
     if not isinstance(scorer, Scorer):
         raise InvalidArgumentError(f"scorer must be a Scorer instance, got {type(scorer).__name__}",
                                    hint="make one with gradebench.scorers.make_scorer(name, config)")
+    if check_invariance and not callable(getattr(scorer, "check_invariance", None)):
+        raise InvalidArgumentError(f"--check-invariance applies to external models, not to scorer {scorer.name!r}",
+                                   hint="drop --check-invariance, or evaluate a model with --model PATH")
     t_start = time.perf_counter()
-    step = _stepper(progress, 4)
+    step = _stepper(progress, 5)
     if not isinstance(benchmark, Benchmark):
         from gradebench.experiments.build import check_benchmark_folder
 
@@ -113,7 +129,7 @@ def evaluate_scorer(
             f"({bench.fingerprint[:12]})", path=getattr(run, "run_dir", None),
             hint="evaluate it on its own benchmark, or pass --zero-shot for a transfer evaluation",
         )
-    lists = bench.lists(split)
+    lists = bench.lists(split, columns=(*OPTIONAL_COLUMNS, *GROUP_COLUMNS))
     if lists.n_queries == 0:
         raise InvalidArgumentError(f"split {split!r} of {bench.name} has no queries", path=bench.path,
                                    hint="evaluate another split")
@@ -136,6 +152,10 @@ def evaluate_scorer(
     t0 = time.perf_counter()
     metrics = S.metric_values(result, scores, labels, lists.mask, specs=specs, n_resamples=n_resamples, seed=seed)
     bootstrap_s = time.perf_counter() - t0
+
+    step("bias controls" + (" and the invariance check" if check_invariance else ""))
+    bias = bias_controls(lists, scores, system=desc["name"])
+    invariance = scorer.check_invariance(lists, scores) if check_invariance else None
 
     rid = expected_id(bench, scorer, split=split, seed=seed, n_resamples=n_resamples, run=run)
     record = EvalRecord(
@@ -164,14 +184,63 @@ def evaluate_scorer(
         },
         environment=environment(scorer),
         files=file_names(rid),
+        bias=bias,
+        invariance=invariance,
     )
-    if write:
+    if write and is_main_process():
         step("writing record")
         write_record(record, predictions_table(rid, lists, scores), per_query_table(rid, lists, result, specs),
                      results_dir)
     if progress is not None:
-        progress(4, 4, "done")
+        progress(5, 5, "done")
     return record
+
+
+def evaluate_model(
+    benchmark: str | Path | Benchmark,
+    model: str | Path,
+    *,
+    adapter: str = "auto",
+    options: dict[str, Any] | None = None,
+    trust_remote_code: bool = False,
+    split: str = "test",
+    seed: int = 0,
+    n_resamples: int = 1000,
+    results_dir: str | Path = DEFAULT_RESULTS_DIR,
+    write: bool = True,
+    check_invariance: bool = False,
+    progress: ProgressFn | None = None,
+) -> EvalRecord:
+    """Evaluate any model (a local folder or a Hugging Face Hub id) on ``split``: what ``gradebench eval --model`` does.
+
+    Args:
+        model: the model folder or Hub id (offline: resolved from the local Hugging Face cache).
+        adapter: ``auto`` (read from the model's configs) or one of
+            :data:`gradebench.scorers.adapters.ADAPTER_NAMES`.
+        options: the adapter's options (``--set key=value``: ``batch_size``, ``dtype``, ``label``,
+            ``template``, ...; see ``gradebench scorers``).
+        trust_remote_code: allow code inside the model folder to run.
+        seed: the bootstrap seed, and the seed of the candidate order inside batches.
+        check_invariance: re-score a sample at batch size 1 (``record.invariance``).
+        Others: as :func:`evaluate_scorer`.
+
+    Raises:
+        InvalidArgumentError / SourceNotFoundError: not a model, a head that does not fit the
+            adapter, a bad option or template, code in the folder without ``trust_remote_code``.
+    """
+    from gradebench.scorers.adapters import make_model_scorer
+
+    scorer = make_model_scorer(model, adapter, options, trust_remote_code=trust_remote_code, seed=check_seed(seed))
+    return evaluate_scorer(benchmark, scorer, split=split, seed=seed, n_resamples=n_resamples,
+                           results_dir=results_dir, write=write, progress=progress,
+                           check_invariance=check_invariance)
+
+
+def is_main_process() -> bool:
+    """Whether this process writes (``RANK`` 0, or no distributed launch)."""
+    from gradebench.experiments.runs import is_main_process as main
+
+    return main()
 
 
 def _run_ref(run: Any) -> dict[str, Any]:

@@ -54,8 +54,10 @@ def system_key(rec: EvalRecord) -> dict[str, Any]:
     if rec.run is not None:
         run = {"benchmark_fingerprint": rec.run.benchmark_fingerprint,
                "options": {k: v for k, v in rec.run.options.items() if k != "seed"}}
+    # an external model is its identity (files, adapter, options), wherever its folder lies
+    config = rec.scorer.config if rec.scorer.model is None else {"model_identity": rec.scorer.model.identity}
     return {"benchmark_fingerprint": rec.benchmark.fingerprint, "scorer": rec.scorer.name,
-            "scorer_version": rec.scorer.version, "config": rec.scorer.config, "loss": rec.loss.name,
+            "scorer_version": rec.scorer.version, "config": config, "loss": rec.loss.name,
             "loss_params": rec.loss.params, "run": run}
 
 
@@ -66,7 +68,12 @@ def _params(d: dict[str, Any]) -> str:
 def system_label(rec: EvalRecord) -> str:
     """``scorer[changed config] + loss[params] {changed training options} (trained on X)``."""
     defaults = _defaults(rec.scorer.name)
-    text = rec.scorer.name + _params({k: v for k, v in rec.scorer.config.items() if defaults.get(k, _NONE) != v})
+    changed = {k: v for k, v in rec.scorer.config.items() if defaults.get(k, _NONE) != v}
+    if rec.scorer.model is not None:  # an external model: its name, not where it lies
+        from gradebench.scorers.adapters.base import LOCATION_KEYS
+
+        changed = {"model": rec.scorer.model.name, **{k: v for k, v in changed.items() if k not in LOCATION_KEYS}}
+    text = rec.scorer.name + _params(changed)
     if rec.loss.name:
         text += f" + {rec.loss.name}{_params(rec.loss.params)}"
     if rec.run is not None:

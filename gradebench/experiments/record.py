@@ -20,8 +20,11 @@ and metrics; the last rename wins.
 
 The record ``id`` is the sha256 of canonical JSON (sorted keys) of everything that
 determines the numbers in it: the benchmark fingerprint, split, scorer name,
-version and resolved config, loss and its parameters, run fingerprint (trained scorers), the
-system seed, the bootstrap seed and resample count, and the metric-suite version.
+version and resolved config (for an external model, its ``identity``: the sha256 of its
+files, adapter, resolved options, dtype and device type; see :class:`ModelProvenance`), loss
+and its parameters, run fingerprint (trained scorers), the system seed, the bootstrap seed and
+resample count, and the metric-suite version. Fields added since (``bias``, ``invariance``,
+``scorer.model``) are optional, so records written before them still load.
 ``schemas/result-v1.json`` is generated from :class:`EvalRecord` (see :func:`render_schema_json`).
 """
 
@@ -85,6 +88,37 @@ class BenchmarkRef(_Model):
         description="tiers present in the split, best grade first; null without a tier column")
 
 
+class ModelProvenance(_Model):
+    """Where an external model (a model adapter, ``gradebench eval --model``) came from and how it ran.
+
+    ``identity`` is what the record id uses for the model (in place of the scorer's config): the
+    sha256 of the files' ``digest``, the adapter, its resolved ``options``, ``dtype``, ``device``
+    type, ``backend`` and the scoring config without where the model lies, so the same weights at
+    another path give the same id and other weights at the same path do not.
+    """
+
+    id: str = Field(description="the model as given: a local path or a Hugging Face Hub id")
+    name: str = Field(description="the name shown on the leaderboard")
+    source: Literal["local", "hub"]
+    path: str = Field(description="the folder the files were read from (a Hub snapshot for Hub ids)")
+    revision: str | None = Field(description="the Hub commit of the snapshot (null for local folders)")
+    adapter: str
+    backend: str
+    identity: str = Field(pattern=r"^[0-9a-f]{64}$")
+    digest: str = Field(description="sha256 over canonical JSON of {file: sha256} of every file the loaders read")
+    weights_sha256: str | None
+    tokenizer_sha256: str | None
+    files: dict[str, str] = Field(description="relative path -> sha256 of weights, tokenizer, config (and code) files")
+    options: dict[str, Any] = Field(description="the adapter's resolved options (what auto and None became)")
+    dtype: str
+    device: str = Field(description="device type: cpu, cuda, mps")
+    batch_size: int = Field(ge=1)
+    processes: int = Field(ge=1, description="processes the scoring was sharded over (the scores do not depend on it)")
+    order_seed: int = Field(description="seed of the candidate order inside batches (drawn from sha256 of content)")
+    trust_remote_code: bool
+    libraries: dict[str, str]
+
+
 class ScorerRef(_Model):
     name: str
     version: int
@@ -92,6 +126,8 @@ class ScorerRef(_Model):
     config: dict[str, Any]
     #: where a model-backed scorer's weights came from (the cross-encoder's resolved model folder)
     model_path: str | None = None
+    #: provenance of an external model (model adapters only)
+    model: ModelProvenance | None = None
 
 
 class LossRef(_Model):
@@ -173,6 +209,59 @@ class Environment(_Model):
     torch_device: str | None
 
 
+class InvarianceCheck(_Model):
+    """``--check-invariance``: a sample of queries re-scored one candidate per batch."""
+
+    batch_size: Literal[1] = 1
+    n_queries: int = Field(ge=0)
+    n_candidates: int = Field(ge=0)
+    max_abs_diff: float = Field(ge=0, description="largest |score at batch size 1 - score in the run|")
+    tolerance: float = Field(gt=0)
+    passed: bool
+
+
+class PairAgreement(_Model):
+    agreement: float | None = Field(description="share of the pairs ordered as their grades (score ties count 1/2)")
+    n_pairs: int = Field(ge=0)
+
+
+class LengthPairs(_Model):
+    """Pairwise agreement on the pairs (different grades, one list) whose better candidate is shorter / longer."""
+
+    better_shorter: PairAgreement
+    better_longer: PairAgreement
+    n_same_length: int = Field(ge=0, description="pairs of equal length (in neither group)")
+    gap: float | None = Field(description="agreement when the better is longer minus when it is shorter "
+                              "(a model that prefers long candidates shows a positive gap)")
+
+
+class BaselineFigure(_Model):
+    scorer: str
+    config: dict[str, Any]
+    value: float | None
+
+
+class BiasFigures(_Model):
+    n_queries: int = Field(ge=0)
+    system: float | None = Field(description="the system's value of the bias metric on these queries")
+    length_pairs: LengthPairs
+    baselines: dict[str, BaselineFigure] = Field(description="length, overlap and bm25 on the same queries")
+    warnings: list[str]
+
+
+class BiasGroup(BiasFigures):
+    name: str
+
+
+class BiasControls(BiasFigures):
+    """Bias controls of every record: length-split agreement and the surface baselines beside the system."""
+
+    metric: str
+    margin: float = Field(description="a baseline within this of the system (or above it) is warned about")
+    group_column: str | None = Field(description="the benchmark's subset/category column, when it has one")
+    groups: list[BiasGroup]
+
+
 class RecordFiles(_Model):
     predictions: str
     per_query: str
@@ -204,6 +293,10 @@ class EvalRecord(_Model):
     timings: Timings
     environment: Environment
     files: RecordFiles
+    #: bias controls (length-split agreement, surface baselines); null in records written before they existed
+    bias: BiasControls | None = None
+    #: the batch-size-1 invariance check of a model adapter (``--check-invariance``), else null
+    invariance: InvarianceCheck | None = None
 
     _path: Path | None = PrivateAttr(default=None)
 
@@ -240,13 +333,20 @@ def record_id(
     seed: int,
     n_resamples: int,
 ) -> str:
-    """The content id of a record (see the module docstring)."""
+    """The content id of a record (see the module docstring).
+
+    An external model's scorer (``scorer["model"]`` set) is identified by its model's
+    ``identity`` in place of its config (see :class:`ModelProvenance`).
+    """
+    model = scorer.get("model")
+    ident = ({"name": scorer["name"], "version": scorer["version"], "config": scorer["config"]} if not model else
+             {"name": scorer["name"], "version": scorer["version"], "model_identity": model["identity"]})
     return sha256_json({
         "schema_version": RESULT_SCHEMA_VERSION,
         "suite_version": SUITE_VERSION,
         "benchmark_fingerprint": benchmark_fingerprint,
         "split": split,
-        "scorer": {"name": scorer["name"], "version": scorer["version"], "config": scorer["config"]},
+        "scorer": ident,
         "loss": {"name": loss, "params": loss_params},
         "run_fingerprint": run_fingerprint,
         "system_seed": system_seed,

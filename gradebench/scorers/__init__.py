@@ -22,6 +22,8 @@ Example::
 
 from __future__ import annotations
 
+import os
+import pkgutil
 from collections.abc import Callable
 from typing import Any, TypeVar
 
@@ -40,9 +42,18 @@ def _check_scorer(name: str, cls: type[Scorer]) -> type[Scorer]:
     return cls
 
 
-#: every scorer: the built-in modules of this package (found on disk), then plugins
+def _builtins() -> list[str]:
+    """This package's modules, then the model adapters' (``gradebench.scorers.adapters``), found on
+    disk without importing the adapters' package (a lookup of another scorer never loads it)."""
+    folder = os.path.join(os.path.dirname(os.path.abspath(__file__)), "adapters")
+    adapters = sorted(f"{__name__}.adapters.{m.name}" for m in pkgutil.iter_modules([folder])
+                      if not m.name.startswith("_"))
+    return package_modules(__name__) + adapters
+
+
+#: every scorer: the built-in modules of this package and of its model adapters (found on disk), then plugins
 SCORERS: Registry[type[Scorer]] = Registry(
-    "scorer", builtins=lambda: package_modules(__name__), entry_points="gradebench.scorers", prepare=_check_scorer,
+    "scorer", builtins=_builtins, entry_points="gradebench.scorers", prepare=_check_scorer,
 )
 
 

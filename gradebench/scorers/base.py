@@ -27,7 +27,7 @@ from gradebench.training.options import ProgressFn, TrainOptions
 
 __all__ = ["FitJob", "ProgressFn", "Scorer", "ScorerConfig", "ScorerKind", "TrainOptions", "check_scores"]
 
-ScorerKind = Literal["baseline", "probe", "neural", "gbdt"]
+ScorerKind = Literal["baseline", "probe", "neural", "gbdt", "external"]
 
 
 class ScorerConfig(BaseModel):
@@ -63,7 +63,7 @@ class Scorer(ABC):
     Class attributes:
         name: registry name (set by :func:`~gradebench.scorers.register_scorer`).
         version: bump when the scorer's output for the same config/weights changes.
-        kind: ``baseline`` | ``probe`` | ``neural`` | ``gbdt``.
+        kind: ``baseline`` | ``probe`` | ``neural`` | ``gbdt`` | ``external`` (a model adapter).
         trainable: whether :meth:`fit` learns anything.
         uses_loss: whether :meth:`fit` optimises a registered gradebench loss.
         default_loss: the loss used when a trainable scorer is given none.

@@ -1,0 +1,89 @@
+"""``hf-bi-encoder``: a ``SentenceTransformer`` model; the score is the cosine of query and candidate embeddings.
+
+Each distinct text (with ``query_prompt`` / ``candidate_prompt`` prepended, e.g. E5's
+``"query: "``) is embedded once, as ``SentenceTransformer.encode`` embeds it: the model's own
+``preprocess`` and forward on batches of texts sorted by length, truncated at the model's
+``max_seq_length`` (or ``max_length``). The batches follow the seeded plan of
+:mod:`gradebench.scorers.adapters.runner` (texts of one length in ``sha256(seed, text)``
+order), so a sharded run embeds exactly the batches of a single process. The score of a pair
+is the cosine of the two embeddings (``[-1, 1]``), computed in float64.
+
+A plain encoder folder (no ``modules.json``) is read with mean pooling, as sentence-transformers
+does; a folder with a classification or language-modelling head is refused.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from gradebench.scorers import register_scorer
+from gradebench.scorers.adapters.base import ModelConfig, ModelScorer, load_error
+from gradebench.scorers.adapters.runner import plan_batches, run_plan
+
+
+class BiEncoderConfig(ModelConfig):
+    """``query_prompt`` / ``candidate_prompt``: text put before every query / candidate."""
+
+    query_prompt: str = ""
+    candidate_prompt: str = ""
+
+
+@register_scorer("hf-bi-encoder")
+class BiEncoderScorer(ModelScorer):
+    """Cosine of SentenceTransformer embeddings of query and candidate (see the module docstring)."""
+
+    adapter = "bi-encoder"
+    backend = "sentence-transformers"
+    summary = "an external SentenceTransformer embedding model: cosine of query and candidate embeddings"
+    Config = BiEncoderConfig
+
+    def _options_of(self) -> dict[str, Any]:
+        pooling = "modules.json" if (self.folder.path / "modules.json").is_file() else "mean (no modules.json)"
+        return {"similarity": "cosine", "query_prompt": self.config.query_prompt,
+                "candidate_prompt": self.config.candidate_prompt, "modules": pooling}
+
+    def _load(self) -> Any:
+        from sentence_transformers import SentenceTransformer
+
+        folder = self.folder
+        try:
+            model = SentenceTransformer(str(folder.path), device=self.device, local_files_only=True,
+                                        trust_remote_code=self.config.trust_remote_code,
+                                        model_kwargs={"dtype": self.torch_dtype()})
+        except (OSError, ValueError, KeyError, RuntimeError, TypeError) as e:
+            raise load_error(e, folder, "a SentenceTransformer") from None
+        model.max_seq_length = self.options()["max_length"]
+        model.eval()
+        return model
+
+    def embed(self, texts: list[str], *, batch_size: int) -> np.ndarray:
+        """``[n, dim]`` float32 embeddings of ``texts`` (any order), by the seeded plan."""
+        import torch
+        from sentence_transformers.util import batch_to_device
+
+        model = self.model
+        lengths = np.fromiter(map(len, texts), dtype=np.int64, count=len(texts))
+        batches = plan_batches(texts, lengths, seed=self.seed, batch_size=batch_size, bucket=self.config.bucket)
+
+        def forward(rows: np.ndarray) -> np.ndarray:
+            with torch.inference_mode():
+                features = model.preprocess([texts[i] for i in rows])
+                out = model(batch_to_device(features, model.device))["sentence_embedding"]
+                return out.float().cpu().numpy()
+
+        return run_plan(batches, forward, len(texts), device_type=self.device_type)
+
+    def _score_pairs(self, queries: list[str], candidates: list[str], keys: list[str], *,
+                     batch_size: int) -> np.ndarray:
+        q = [self.config.query_prompt + t for t in queries]
+        c = [self.config.candidate_prompt + t for t in candidates]
+        texts = sorted(set(q) | set(c))
+        where = {t: i for i, t in enumerate(texts)}
+        emb = self.embed(texts, batch_size=batch_size).astype(np.float64)
+        norms = np.linalg.norm(emb, axis=1)
+        emb = emb / np.where(norms > 0, norms, 1.0)[:, None]
+        qi = np.fromiter((where[t] for t in q), dtype=np.int64, count=len(q))
+        ci = np.fromiter((where[t] for t in c), dtype=np.int64, count=len(c))
+        return np.einsum("ij,ij->i", emb[qi], emb[ci])

@@ -1,0 +1,156 @@
+"""Batching shared by the adapters: a seeded batch plan, sharded over processes, gathered in place.
+
+**The plan.** The items to score (pairs, texts or prompts) are put in a seeded order: sorted by
+``sha256(seed, key)`` of each item's content key (``query_id``/``candidate_id`` for pairs, the
+text for texts), so which items share a batch is drawn from content, never from the
+benchmark's list order. With ``bucket=True`` that order is then sorted, stably, by length
+(longest first): a batch holds items of similar length and little padding, and items of one
+length keep their seeded order. The plan cuts the order into batches of ``batch_size``.
+
+**Sharding.** Under ``torchrun`` or ``accelerate launch`` (``WORLD_SIZE`` > 1), process ``r``
+computes batches ``r, r + W, r + 2W, ...`` of the same plan and every process gathers every
+batch's values (``torch.distributed.all_gather_object``; gloo on CPU, NCCL on GPUs). Each batch
+is computed exactly as a single process would compute it, so the scores, and the record, are
+those of a one-process run (on the same device type and thread count).
+
+Also here: :func:`encode_texts`, the single-text counterpart of
+:func:`gradebench.scorers._ce_infer.encode_pairs` (chat prompts, judge prompts), and
+:func:`left_padded` for causal LMs read at their last token.
+"""
+
+from __future__ import annotations
+
+import atexit
+import hashlib
+import itertools
+import os
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from gradebench.scorers._ce_infer import EncodedPairs
+
+__all__ = ["EncodedPairs", "distributed", "encode_texts", "left_padded", "plan_batches", "run_plan", "seeded_order"]
+
+
+def seeded_order(keys: Sequence[str], *, seed: int) -> np.ndarray:
+    """Indices of ``keys`` sorted by ``sha256(seed, key)`` (ties, i.e. equal keys, by position)."""
+    prefix = f"gradebench.batch-order\x1f{int(seed)}\x1f".encode()
+    draws = np.fromiter((int.from_bytes(hashlib.sha256(prefix + k.encode("utf-8")).digest()[:8], "big") for k in keys),
+                        dtype=np.uint64, count=len(keys))
+    return np.argsort(draws, kind="stable")
+
+
+def plan_batches(keys: Sequence[str], lengths: np.ndarray, *, seed: int, batch_size: int,
+                 bucket: bool) -> list[np.ndarray]:
+    """The batches (item indices) of the plan described in the module docstring."""
+    order = seeded_order(keys, seed=seed)
+    if bucket and len(order):
+        order = order[np.argsort(-np.asarray(lengths)[order], kind="stable")]
+    return [order[i:i + batch_size] for i in range(0, len(order), batch_size)]
+
+
+# -- processes -------------------------------------------------------------------------------
+def distributed() -> tuple[int, int, int]:
+    """``(rank, world_size, local_rank)`` from the launcher's environment (``(0, 1, 0)`` alone)."""
+    world = int(os.environ.get("WORLD_SIZE", "1") or 1)
+    if world <= 1:
+        return 0, 1, 0
+    return int(os.environ.get("RANK", "0")), world, int(os.environ.get("LOCAL_RANK", "0"))
+
+
+def _process_group(device_type: str) -> Any:
+    import torch.distributed as dist
+
+    if not dist.is_initialized():
+        dist.init_process_group(backend="nccl" if device_type == "cuda" else "gloo")
+        atexit.register(_destroy)
+    return dist
+
+
+def _destroy() -> None:
+    import torch.distributed as dist
+
+    if dist.is_initialized():
+        dist.destroy_process_group()
+
+
+def run_plan(batches: list[np.ndarray], fn: Callable[[np.ndarray], np.ndarray], n: int, *,
+             device_type: str = "cpu") -> np.ndarray:
+    """``fn(rows) -> values[len(rows), ...]`` over every batch (this process's share when sharded),
+    assembled into ``[n, ...]`` in item order, every process getting every value."""
+    rank, world, _ = distributed()
+    mine = [(rows, np.asarray(fn(rows))) for rows in batches[rank::world]]
+    if world > 1:
+        dist = _process_group(device_type)
+        gathered: list[Any] = [None] * world
+        dist.all_gather_object(gathered, mine)
+        parts = list(itertools.chain.from_iterable(gathered))
+    else:
+        parts = mine
+    if not parts:
+        return np.zeros(0, dtype=np.float64)
+    tail = parts[0][1].shape[1:]
+    out = np.zeros((n, *tail), dtype=parts[0][1].dtype)
+    done = np.zeros(n, dtype=bool)
+    for rows, values in parts:
+        out[rows] = values
+        done[rows] = True
+    if not done.all():  # pragma: no cover - a plan always covers every item
+        raise RuntimeError(f"{int((~done).sum())} items were not scored")
+    return out
+
+
+# -- texts -----------------------------------------------------------------------------------
+def encode_texts(tokenizer: Any, texts: Sequence[str], *, max_length: int, add_special_tokens: bool,
+                 keep: str = "end") -> EncodedPairs:
+    """Tokenize ``texts`` at once (no padding) into an :class:`EncodedPairs` (no token types).
+
+    A text longer than ``max_length`` tokens keeps its last ``max_length`` (``keep="end"``: a
+    reward or a judge reads the end of the conversation) or its first (``keep="start"``).
+    """
+    pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id
+    pad_id = int(pad_id if pad_id is not None else 0)
+    if not len(texts):
+        empty = np.zeros(0, dtype=np.int64)
+        return EncodedPairs(empty, None, empty.copy(), empty.copy(), pad_id)
+    backend = getattr(tokenizer, "backend_tokenizer", None)
+    if backend is not None and hasattr(backend, "encode_batch_fast"):
+        truncation, padding = backend.truncation, backend.padding
+        try:
+            backend.no_truncation()
+            backend.no_padding()
+            ids = [e.ids for e in backend.encode_batch_fast(list(texts), add_special_tokens=add_special_tokens)]
+        finally:
+            if truncation is not None:
+                backend.enable_truncation(**truncation)
+            if padding is not None:
+                backend.enable_padding(**padding)
+    else:
+        ids = tokenizer(list(texts), add_special_tokens=add_special_tokens, padding=False)["input_ids"]
+    ids = [i[-max_length:] if keep == "end" else i[:max_length] for i in ids]
+    lengths = np.fromiter(map(len, ids), dtype=np.int64, count=len(ids))
+    starts = np.zeros(len(ids), dtype=np.int64)
+    np.cumsum(lengths[:-1], out=starts[1:])
+    flat = np.fromiter(itertools.chain.from_iterable(ids), dtype=np.int64, count=int(lengths.sum()))
+    return EncodedPairs(flat, None, starts, lengths, pad_id)
+
+
+def left_padded(encoded: EncodedPairs, rows: np.ndarray) -> dict[str, np.ndarray]:
+    """``input_ids``/``attention_mask``/``position_ids`` of ``rows``, padded on the left.
+
+    Positions count real tokens only (0 at the first real token), so a padded row is computed
+    like the same row alone; the last column is every row's last token.
+    """
+    lengths = encoded.lengths[rows]
+    width = int(lengths.max()) if len(rows) else 0
+    cols = np.arange(width)
+    offset = width - lengths
+    valid = cols[None, :] >= offset[:, None]
+    pos = np.where(valid, encoded.starts[rows][:, None] + cols[None, :] - offset[:, None], 0)
+    return {
+        "input_ids": np.where(valid, encoded.ids[pos], encoded.pad_id),
+        "attention_mask": valid.astype(np.int64),
+        "position_ids": np.where(valid, cols[None, :] - offset[:, None], 0),
+    }

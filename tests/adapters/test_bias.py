@@ -1,0 +1,83 @@
+"""Bias controls on every record: length-split agreement in closed form, baselines, warnings, subsets."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from gradebench.benchmark.lists import lists_from_table
+from gradebench.experiments.bias import MARGIN, bias_controls, length_pairs
+
+
+def _lists(rows: list[tuple[str, str, str, float]], subsets: dict[str, str] | None = None):
+    """``rows``: (query_id, candidate_id, candidate text, grade); every query's text is 'the cat sat'."""
+    df = pd.DataFrame([{"query_id": q, "query": "the cat sat", "candidate_id": c, "candidate": t, "relevance": g,
+                        "score": g / 3.0, "split": "test"} for q, c, t, g in rows])
+    if subsets is not None:
+        df["subset"] = [subsets[q] for q in df["query_id"]]
+    return lists_from_table(df, benchmark="t", split="test")
+
+
+ROWS = [
+    # q1: the better candidates are the longer ones
+    ("q1", "a", "one two three four", 2.0), ("q1", "b", "one two", 1.0), ("q1", "c", "one", 0.0),
+    # q2: the better candidate is the shorter one; one pair of equal length
+    ("q2", "a", "one", 2.0), ("q2", "b", "one two three", 1.0), ("q2", "c", "uno dos tres", 0.0),
+]
+
+
+def test_length_pairs_in_closed_form():
+    lists = _lists(ROWS)
+    # pairs (better, worse): q1 a>b, a>c, b>c (better longer x3); q2 a>b, a>c (better shorter x2), b>c (same length)
+    longer_first = np.vectorize(lambda t: float(len(t.split())) if t else 0.0)(lists.candidates)
+    out = length_pairs(lists, longer_first)
+    assert out["better_longer"] == {"agreement": 1.0, "n_pairs": 3}
+    assert out["better_shorter"] == {"agreement": 0.0, "n_pairs": 2}
+    assert out["n_same_length"] == 1 and out["gap"] == 1.0
+    flat = length_pairs(lists, np.zeros(lists.mask.shape))  # every pair a tie: 1/2 credit
+    assert flat["better_longer"]["agreement"] == 0.5 and flat["better_shorter"]["agreement"] == 0.5
+    assert flat["gap"] == 0.0
+
+
+def test_baselines_sit_beside_the_system_and_warn_within_the_margin():
+    lists = _lists(ROWS)
+    out = bias_controls(lists, lists.relevance.copy(), system="oracle")
+    assert out["metric"] == "pairwise_agreement" and out["margin"] == MARGIN and out["system"] == 1.0
+    assert set(out["baselines"]) == {"length", "overlap", "bm25"}
+    # longer first: q1 agrees on its 3 pairs (1), q2 on none of its 2 and ties its equal-length pair (1/6);
+    # shorter first: 0 and 5/6. The better direction is reported.
+    assert out["baselines"]["length"] == {"scorer": "length", "config": {"prefer": "longer"},
+                                          "value": pytest.approx(7 / 12)}
+    assert out["warnings"] == [] and out["group_column"] is None and out["groups"] == []
+    # a system that ranks by length alone is warned about, in one line
+    by_length = np.vectorize(lambda t: float(len(t.split())))(lists.candidates)
+    warned = bias_controls(lists, by_length, system="mine")
+    assert warned["system"] == pytest.approx(7 / 12)
+    lines = [w for w in warned["warnings"] if w.startswith("length baseline")]
+    assert lines == ["length baseline pairwise_agreement 0.583 is within 0.02 of the system's 0.583: "
+                     "candidate length alone does about as well"]
+
+
+def test_a_baseline_is_not_compared_with_itself():
+    lists = _lists(ROWS)
+    from gradebench.scorers import make_scorer
+
+    bm25 = make_scorer("bm25").score(lists)
+    assert not any(w.startswith("bm25 ") for w in bias_controls(lists, bm25, system="bm25")["warnings"])
+    assert any(w.startswith("bm25 ") for w in bias_controls(lists, bm25, system="other")["warnings"])
+
+
+def test_figures_per_subset_when_the_benchmark_has_one():
+    rows = ROWS + [("q3", "a", "cat sat", 1.0), ("q3", "b", "dog", 0.0)]
+    lists = _lists(rows, subsets={"q1": "chat", "q2": "chat", "q3": "safety"})
+    out = bias_controls(lists, lists.relevance.copy(), system="oracle")
+    assert out["group_column"] == "subset"
+    assert [(g["name"], g["n_queries"]) for g in out["groups"]] == [("chat", 2), ("safety", 1)]
+    chat = out["groups"][0]
+    alone = bias_controls(_lists(ROWS), _lists(ROWS).relevance.copy(), system="oracle")
+    assert chat["length_pairs"] == alone["length_pairs"] and chat["system"] == alone["system"]
+    safety = out["groups"][1]
+    assert safety["length_pairs"]["better_longer"] == {"agreement": 1.0, "n_pairs": 1}
+    assert safety["baselines"]["overlap"]["value"] == 1.0  # "cat sat" shares words with the query, "dog" none
+    assert any(w.startswith("[subset=safety] overlap baseline") for w in safety["warnings"])
