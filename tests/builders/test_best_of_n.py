@@ -152,5 +152,5 @@ def test_build_end_to_end_with_validity_figures(tmp_path):
                                                                                  ("rejected", 0): 180}
     assert r.stats["all"]["list_sizes"] == {"4": 60}
     assert set(r.stats["all"]["shortcut_probes"]) >= {"length", "query_overlap"}
-    assert {"query_blind", "bm25", "lexical_ceiling"} <= set(r.validity)
+    assert {"query_blind", "bm25", "lexical_ceiling_dense", "lexical_ceiling_strong"} <= set(r.validity)
     assert "Best-of-N lists" in (Path(r.path) / "README.md").read_text()

@@ -308,7 +308,7 @@ def test_build_end_to_end_with_validity_figures(tmp_path):
     assert set(r.stats["all"]["shortcut_probes"]) >= {"length", "query_overlap"}
     v = r.validity
     assert v["carved"] is True and "skipped" not in v
-    assert 0.0 <= v["query_blind"]["pairwise_agreement"] <= 1.0 and "bm25" in v and "lexical_ceiling" in v
+    assert 0.0 <= v["query_blind"]["pairwise_agreement"] <= 1.0 and "bm25" in v and "lexical_ceiling_dense" in v and "lexical_ceiling_strong" in v
     card = (Path(r.path) / "README.md").read_text()
     assert "Pairwise preferences" in card and "Not redistributable" in card
 

@@ -296,7 +296,7 @@ def test_build_end_to_end_with_validity_figures(tmp_path):
     assert table.schema.field("ratings").type == pa.list_(pa.struct([pa.field("aspect", pa.string(), False),
                                                                       pa.field("rating", pa.float64())]))
     assert set(r.stats["all"]["shortcut_probes"]) >= {"length", "query_overlap"}
-    assert {"query_blind", "bm25", "lexical_ceiling"} <= set(r.validity)
+    assert {"query_blind", "bm25", "lexical_ceiling_dense", "lexical_ceiling_strong"} <= set(r.validity)
     assert "Multi-response ratings" in (Path(r.path) / "README.md").read_text()
 
 
