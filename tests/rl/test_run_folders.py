@@ -30,18 +30,13 @@ def straight(tiny_gpt2, demo_benchmark, tmp_path_factory):
     return root / "run", _lipo(tiny_gpt2, demo_benchmark, root / "run", root / "res")
 
 
-@pytest.mark.parametrize("point, left", [
-    ("output-saved", {RUN_CONFIG, "history.jsonl", ".policy.incomplete-*"}),
-    ("output-published", {RUN_CONFIG, "history.jsonl", POLICY_DIR}),
-])
 def test_a_policy_run_killed_in_its_final_save_is_started_over_by_the_same_command(
-        tiny_gpt2, demo_benchmark, straight, tmp_path, monkeypatch, point, left):
+        tiny_gpt2, demo_benchmark, straight, tmp_path, monkeypatch):
     out, res = tmp_path / "run", tmp_path / "res"
-    killed_at(monkeypatch, point, [out, res], lambda: _lipo(tiny_gpt2, demo_benchmark, out, res))
+    killed_at(monkeypatch, "output-saved", [out, res], lambda: _lipo(tiny_gpt2, demo_benchmark, out, res))
     there = set(names(out))
-    assert LOCK_FILE in there and RUN_JSON not in there
-    for name in left:
-        assert any(n == name or (name.endswith("*") and n.startswith(name[:-1])) for n in there), (name, there)
+    assert {LOCK_FILE, RUN_CONFIG, "history.jsonl"} <= there and RUN_JSON not in there
+    assert any(n.startswith(".policy.incomplete-") for n in there)  # the policy, saved but not yet renamed
     again = _lipo(tiny_gpt2, demo_benchmark, out, res)
     assert not again.cached
     ref_dir, ref = straight
