@@ -72,7 +72,7 @@ def train_default(name: str) -> Any:
 def train(
     benchmark: Annotated[Path, typer.Option(help="a benchmark folder written by `gradebench build`")],
     scorer: Annotated[str, typer.Option(help="scorer name (see `gradebench scorers`)")],
-    out: Annotated[Path, typer.Option(help="run folder to write (or resume)")],
+    out: Annotated[Path, typer.Option(help="run folder to write (an interrupted run there is continued)")],
     loss: Annotated[Optional[str], typer.Option(help="registered loss (see `gradebench losses`)",
                                                 show_default="the scorer's default loss")] = None,
     seed: Annotated[int, typer.Option(help="seed of the run (42, 123, 7 are the paper's)")] = train_default("seed"),
@@ -90,10 +90,14 @@ def train(
         "--set", help="scorer config key=value (repeatable)", show_default="the scorer's config")] = None,
     loss_param: Annotated[Optional[list[str]], typer.Option(
         "--loss-param", help="loss parameter key=value", show_default="the loss's defaults")] = None,
-    resume: Annotated[bool, typer.Option(help="continue an interrupted run in --out")] = False,
+    resume: Annotated[bool, typer.Option(
+        help="insist on continuing an interrupted run in --out (the same command continues one without it "
+             "too)")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="print the result as JSON")] = False,
 ) -> None:
-    """Train a scorer on a benchmark's train split (early-stopped on validation) into --out."""
+    """Train a scorer on a benchmark's train split (early-stopped on validation) into --out.
+
+    An interrupted run (Ctrl-C, kill) is continued by running the same command again."""
     from gradebench.experiments.train import train as train_api
 
     options: dict[str, Any] = {"seed": seed, "epochs": epochs, "batch_queries": batch_queries, "patience": patience,
@@ -112,6 +116,8 @@ def train(
 
     console = Console()
     verb = "found (already trained)" if result.cached else "trained"
+    if result.resumed_from is not None:
+        verb = f"trained (continued the interrupted run from its {result.resumed_from})"
     console.print(f"[bold]{result.scorer}[/bold]{'' if result.loss is None else ' + ' + result.loss} {verb} "
                   f"on {result.benchmark} -> [cyan]{result.run_dir}[/cyan]")
     if result.best_metrics:

@@ -2,36 +2,46 @@
 
 Two kinds of run use it: scorer runs (``gradebench train``, :data:`SCORER_RUN`) and policy runs
 (``gradebench lipo | grpo | ppo``, :data:`gradebench.rl.runs.POLICY_RUN`). A :class:`RunLayout`
-says what a kind of run writes; the protocol is the same for all:
+says what a kind of run writes; the protocol is the same for all, and *crash-consistent*: a run
+killed at any step is continued (or started over) by running the same command again.
 
-1. **claim** -- :func:`claim` is the one place that decides what a folder holds and what happens
-   to it: ``new`` (a missing or empty folder), ``done`` (a finished run of this fingerprint,
-   returned as is), ``resume`` (an interrupted run of this fingerprint, only for a resumable
-   layout and only when asked), ``restart`` (an interrupted run of this fingerprint of a layout
-   that cannot resume: its leftovers are discarded) -- or it refuses with a one-line
-   :class:`~gradebench.errors.RunError`: a file, another finished run, an interrupted run of
-   another configuration, an interrupted run without ``--resume``, ``--resume`` with nothing to
-   resume, a non-empty folder that holds no run.
-2. **begin** -- the config file (with the run fingerprint) is written first; from then on the
-   folder holds an interrupted run until the final file exists. Temp folders of a killed
-   publication are discarded here, never trusted.
+1. **claim** -- :func:`claim` takes the folder's lock (:data:`LOCK_FILE`, an ``flock`` the
+   operating system releases when the process dies, so a killed run leaves no stale lock; a
+   second process gets :class:`RunInUse`, "in use by pid N") and decides what the folder holds
+   and what happens to it: ``new`` (a missing or empty folder), ``done`` (a finished run of
+   this fingerprint, returned as is, without the lock), ``resume`` (an interrupted run of this
+   fingerprint of a resumable layout: continued, with or without ``--resume``), ``restart`` (an
+   interrupted run of this fingerprint of a layout that cannot resume: its leftovers are
+   discarded) -- or it refuses with a one-line :class:`~gradebench.errors.RunError`: a file,
+   another finished run, an interrupted run of another configuration, ``--resume`` with nothing
+   to resume, a non-empty folder that holds no run.
+2. **begin** -- what an earlier attempt left half-written is discarded, never trusted: temp
+   folders of a killed publication, and (resuming) checkpoints a killed save left without their
+   ``trainer_state.json``. Then the config file (with the run fingerprint) is written; from then
+   on the folder holds an interrupted run until the final file exists.
 3. **publish** -- each output folder is saved into ``.<name>.incomplete-*`` inside the run folder
    and renamed onto ``<name>`` (:func:`gradebench.paths.publish_dir`).
 4. **finish** -- the final file is written last, atomically: a run is complete iff it exists.
-5. **failure** -- a resumable run keeps what it wrote (``--resume`` continues from its
-   checkpoints); a run that cannot resume removes it again (:meth:`RunClaim.discard`).
+   The lock is released.
+5. **failure** -- (an exception, Ctrl-C) a run keeps what it wrote only if the same command can
+   continue from it: a resumable run with a complete checkpoint. Anything else is removed
+   (:meth:`RunClaim.discard`), and the folder too if the run made it, so a failed command never
+   blocks the corrected one. The lock is released.
 
-Only the main process (``RANK`` 0) writes; the others decide alike and write nothing. Every
-write goes through the :class:`RunClaim` that :func:`claim` returns, so a per-folder lock fits
-there: taken by :func:`claim`, released by :meth:`RunClaim.finish` or :meth:`RunClaim.discard`.
+Use a claim as a context manager (``with claim(...) as run:``): leaving the block releases the
+lock, after :meth:`RunClaim.discard` if the block failed.
+
+Only the main process (``RANK`` 0) locks and writes; the others decide alike and write nothing.
+Named stop points (:mod:`gradebench.stops`) mark the steps the crash tests kill a run at.
 
 A scorer run folder::
 
     run-config.json   written first: benchmark, scorer, loss, options, run fingerprint
-    checkpoints/      the trainer's checkpoints (for --resume), if the scorer has any
+    checkpoints/      the trainer's checkpoints (to continue from), if the scorer has any
     history.jsonl     one line per epoch (loss, validation metrics, separation)
     model/            the trained scorer (Scorer.save), published as above
     run.json          written last: the :class:`RunInfo`
+    .run.lock         while a process works on the run (removed when it ends)
 
 A scorer run's fingerprint is sha256 over everything that determines its weights: the benchmark
 fingerprint, the scorer's name, version and resolved config, the training options (loss,
@@ -53,11 +63,16 @@ from typing import Any, Literal, TypeVar
 from gradebench._version import __version__
 from gradebench.errors import GradebenchError, InvalidArgumentError, RunError
 from gradebench.hashing import sha256_json
+from gradebench.locks import Busy, FileLock
 from gradebench.paths import check_writable_dir, publish_dir, write_json_atomic
+from gradebench.stops import stop_point
+from gradebench.training import checkpoints as ckpts
 
 RUN_JSON = "run.json"
 RUN_CONFIG = "run-config.json"
 MODEL_DIR = "model"
+#: the lock file of a run folder, while a process works on it
+LOCK_FILE = ".run.lock"
 RUN_SCHEMA_VERSION = 1
 #: what :func:`claim` decided
 Action = Literal["new", "resume", "restart", "done"]
@@ -76,10 +91,12 @@ class RunLayout:
         config: the file written first (the run is claimed).
         final: the file written last (the run is complete).
         schema_version: the final file's format version.
-        resumable: an interrupted run continues from its checkpoints when asked (``--resume``)
-            and keeps its files when it fails; otherwise it starts over and a failure removes them.
+        resumable: an interrupted run continues from its checkpoints (the same command, with or
+            without ``--resume``) and a failure keeps them; otherwise it starts over and a
+            failure removes what it wrote.
         outputs: the published folders (``model``, ``policy``).
         scratch: what the run writes while training (history, checkpoints, trainer state).
+        checkpoints: the folder of the trainer's ``checkpoint-*`` folders (resumable layouts).
     """
 
     what: str
@@ -91,12 +108,23 @@ class RunLayout:
     resumable: bool
     outputs: tuple[str, ...] = ()
     scratch: tuple[str, ...] = ()
+    checkpoints: str | None = None
 
 
 #: ``gradebench train``: resumable from the trainer's checkpoints
 SCORER_RUN = RunLayout(what="run", command="gradebench train", redo="train the run again", config=RUN_CONFIG,
                        final=RUN_JSON, schema_version=RUN_SCHEMA_VERSION, resumable=True, outputs=(MODEL_DIR,),
-                       scratch=("checkpoints", "history.jsonl"))
+                       scratch=(ckpts.CHECKPOINT_DIR, "history.jsonl"), checkpoints=ckpts.CHECKPOINT_DIR)
+
+
+class RunInUse(RunError):
+    """Another live process holds the run folder's lock (``pid``: its process id, if known)."""
+
+    def __init__(self, run_dir: Path, pid: int | None, layout: RunLayout) -> None:
+        self.pid = pid
+        who = "another process" if pid is None else f"pid {pid}"
+        super().__init__(f"the {layout.what} folder is in use by {who}", path=run_dir,
+                         hint="wait until it ends, then run the same command again (or choose another --out)")
 
 
 def is_main_process() -> bool:
@@ -127,7 +155,8 @@ def read_final(run_dir: str | Path, layout: RunLayout) -> dict[str, Any]:
         if not (d / layout.config).is_file():
             hint = f"give the --out folder of `{layout.command}`"
         elif layout.resumable:
-            hint = f"the run did not finish: continue it with `{layout.command} ... --resume`"
+            hint = (f"the run did not finish: continue it with `{layout.command} ... --resume` "
+                    "(or the same command without --resume)")
         else:
             hint = f"the run did not finish: run the same `{layout.command}` again to start it over"
         raise RunError(f"not a finished {layout.what} (no {layout.final})", path=d, hint=hint)
@@ -167,14 +196,22 @@ class RunClaim:
     finished: dict[str, Any] | None = None
     main: bool = True
     _made_dir: bool = False
+    _lock: FileLock | None = field(default=None, repr=False)
 
     @property
     def done(self) -> bool:
         return self.action == "done"
 
+    @property
+    def checkpoint(self) -> Path | None:
+        """The complete checkpoint a resumed run continues from (the last one), or None."""
+        if self.action != "resume" or self.layout.checkpoints is None:
+            return None
+        return ckpts.last_checkpoint(self.run_dir / self.layout.checkpoints)
+
     def begin(self, config: dict[str, Any]) -> None:
-        """Discard what an earlier attempt left (a restart: everything; a resume: temp folders),
-        then write the config file with the run fingerprint."""
+        """Discard what an earlier attempt left (a restart: everything; a resume: temp folders and
+        half-written checkpoints), then write the config file with the run fingerprint."""
         if self.done:
             raise RunError(f"the {self.layout.what} is finished; nothing to begin", path=self.run_dir)
         if not self.main:
@@ -182,8 +219,11 @@ class RunClaim:
         self._made_dir = self._made_dir or not self.run_dir.is_dir()
         if self.action == "restart":
             self._remove(self.layout.scratch + self.layout.outputs)
+        if self.action == "resume" and self.layout.checkpoints is not None:
+            ckpts.discard_incomplete(self.run_dir / self.layout.checkpoints)
         self._remove_temps()
         write_json_atomic(self.run_dir / self.layout.config, {**config, "run_fingerprint": self.fingerprint})
+        stop_point("run-begun")
 
     def publish(self, name: str, save: Callable[[Path], None]) -> Path:
         """``save(tmp)`` into a temp folder inside the run folder, renamed onto ``run_dir/name``."""
@@ -194,31 +234,59 @@ class RunClaim:
         tmp = Path(tempfile.mkdtemp(prefix=f".{name}.incomplete-", dir=self.run_dir))
         try:
             save(tmp)
+            stop_point("output-saved")
             publish_dir(tmp, final)
         except BaseException:
             shutil.rmtree(tmp, ignore_errors=True)
             raise
+        stop_point("output-published")
         return final
 
     def finish(self, payload: dict[str, Any]) -> None:
-        """Write the final file (atomically): from now on the run is complete."""
+        """Write the final file (atomically): from now on the run is complete. Releases the lock."""
         if self.main:
             write_json_atomic(self.run_dir / self.layout.final, payload)
+        self.release()
+
+    def keeps_progress(self) -> bool:
+        """Whether a failure now keeps the folder for the same command to continue: a resumable run
+        with a complete checkpoint."""
+        return (self.layout.resumable and self.layout.checkpoints is not None
+                and ckpts.last_checkpoint(self.run_dir / self.layout.checkpoints) is not None)
 
     def discard(self) -> None:
-        """After a failure: a run that cannot resume removes what it wrote (and the folder, if it
-        made it); a resumable one keeps it for ``--resume``. A finished run is never touched."""
-        if not self.main or self.layout.resumable or (self.run_dir / self.layout.final).is_file():
-            return
-        self._remove(self.layout.scratch + self.layout.outputs + (self.layout.config,))
-        self._remove_temps()
-        if self._made_dir:
+        """After a failure: remove what the run wrote (and the folder, if it made it), unless the same
+        command can continue from it (:meth:`keeps_progress`); release the lock. A finished run
+        is never touched."""
+        try:
+            if not self.main or self.done or (self.run_dir / self.layout.final).is_file() or self.keeps_progress():
+                return
+            self._remove(self.layout.scratch + self.layout.outputs + (self.layout.config,))
+            self._remove_temps()
+        finally:
+            self.release()
+
+    def release(self) -> None:
+        """Let go of the folder's lock (idempotent); a folder this claim made and left empty is removed."""
+        lock, self._lock = self._lock, None
+        if lock is not None:
+            lock.release()
+        if self._made_dir and self.main:
             with contextlib.suppress(OSError):
-                self.run_dir.rmdir()
+                self.run_dir.rmdir()  # only if empty
+
+    def __enter__(self) -> RunClaim:
+        return self
+
+    def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> None:
+        if exc_type is not None:
+            self.discard()
+        self.release()
 
     @contextlib.contextmanager
     def discarding_on_failure(self):  # noqa: ANN201 - a context manager
-        """Run the body; on any exception (interrupts too) :meth:`discard`, then re-raise."""
+        """Run the body; on any exception (interrupts too) :meth:`discard`, then re-raise. (``with run:``
+        does the same and also releases the lock after a success.)"""
         try:
             yield self
         except BaseException:
@@ -239,12 +307,19 @@ class RunClaim:
                 shutil.rmtree(leftover, ignore_errors=True)
 
 
+def _holds_anything(d: Path) -> bool:
+    return d.is_dir() and any(p.name != LOCK_FILE for p in d.iterdir())
+
+
 def claim(run_dir: str | Path, fingerprint: str, layout: RunLayout, *, resume: bool = False) -> RunClaim:
     """Decide what happens to ``run_dir`` for a run of ``fingerprint`` (see the module docstring).
 
-    Nothing is written. The folder is checked to be writable (``--out``) after the decision.
+    A finished run is returned without the lock; otherwise (main process) the folder is created if
+    missing and its lock taken, and nothing else is written. Use the claim as a context manager,
+    or end it with :meth:`RunClaim.finish`, :meth:`RunClaim.discard` or :meth:`RunClaim.release`.
 
     Raises:
+        RunInUse: another live process works on the folder.
         RunError: the folder holds something this run must not touch or cannot continue.
         InvalidArgumentError: ``resume`` for a layout that cannot resume, or an unusable ``--out``.
     """
@@ -254,34 +329,61 @@ def claim(run_dir: str | Path, fingerprint: str, layout: RunLayout, *, resume: b
                                    hint="run the same command again: an interrupted run starts over")
     if d.exists() and not d.is_dir():
         raise RunError("--out is a file, not a folder", path=d, hint="choose another --out")
-    finished = None
-    if (d / layout.final).is_file():
-        finished = read_final(d, layout)
-        if finished.get("run_fingerprint") != fingerprint:
-            raise RunError(f"the folder holds another finished {layout.what}", path=d,
-                           hint="choose another --out (or delete that run)")
-        action: Action = "done"
-    elif (d / layout.config).is_file():
+    main = is_main_process()
+    finished = _finished(d, fingerprint, layout)
+    if finished is not None:
+        return RunClaim(run_dir=d, fingerprint=fingerprint, layout=layout, action="done", finished=finished, main=main)
+    check_writable_dir(d, what="--out")
+    run = RunClaim(run_dir=d, fingerprint=fingerprint, layout=layout, action="new", main=main)
+    if main:
+        run._made_dir = not d.is_dir()
+        d.mkdir(parents=True, exist_ok=True)
+        try:
+            run._lock = FileLock.acquire(d / LOCK_FILE)
+        except Busy as e:
+            run.release()
+            raise RunInUse(d, e.pid, layout) from None
+    try:
+        run.action, run.finished = _decide(d, fingerprint, layout, resume=resume)
+    except BaseException:
+        run.release()
+        raise
+    if run.done:
+        run.release()  # it finished while we waited for the lock
+    return run
+
+
+def _finished(d: Path, fingerprint: str, layout: RunLayout) -> dict[str, Any] | None:
+    """The final file of a finished run of ``fingerprint`` in ``d``, None if there is none; another
+    finished run is refused."""
+    if not (d / layout.final).is_file():
+        return None
+    finished = read_final(d, layout)
+    if finished.get("run_fingerprint") != fingerprint:
+        raise RunError(f"the folder holds another finished {layout.what}", path=d,
+                       hint="choose another --out (or delete that run)")
+    return finished
+
+
+def _decide(d: Path, fingerprint: str, layout: RunLayout, *, resume: bool) -> tuple[Action, dict[str, Any] | None]:
+    finished = _finished(d, fingerprint, layout)
+    if finished is not None:
+        return "done", finished
+    if (d / layout.config).is_file():
         started = read_json(d / layout.config, what=layout.config, layout=layout)
         if started.get("run_fingerprint") != fingerprint:
-            again = "with --resume" if layout.resumable else "to start it over"
+            again = ("to continue it (with --resume or without)" if layout.resumable else "to start it over")
             raise RunError(f"the folder holds an interrupted {layout.what} of another configuration", path=d,
-                           hint=f"choose another --out, or repeat that run's exact options {again}")
-        if layout.resumable and not resume:
-            raise RunError(f"the folder holds an interrupted {layout.what} of this configuration", path=d,
-                           hint="continue it with --resume, or choose another --out")
-        action = "resume" if layout.resumable else "restart"
-    elif resume:
+                           hint=f"choose another --out (or delete that run), or repeat that run's exact options "
+                                f"{again}")
+        return ("resume" if layout.resumable else "restart"), None
+    if resume:
         raise RunError(f"nothing to resume here (no interrupted {layout.what})", path=d,
                        hint="drop --resume to start the run")
-    elif d.is_dir() and any(d.iterdir()):
+    if _holds_anything(d):
         raise RunError(f"--out is a non-empty folder that holds no {layout.what}", path=d,
                        hint="choose a new or empty folder")
-    else:
-        action = "new"
-    check_writable_dir(d, what="--out")
-    return RunClaim(run_dir=d, fingerprint=fingerprint, layout=layout, action=action, finished=finished,
-                    main=is_main_process())
+    return "new", None
 
 
 # -- scorer runs -----------------------------------------------------------------------------------

@@ -15,6 +15,10 @@ files. Every file is written to a temp file beside it and renamed onto its name,
 so readers (which list only files named ``<64 hex>.json`` or ``<64 hex>.policy.json``) never see
 a record without its tables nor a writer's temp files (``.<name>.*.tmp``), and any number of
 processes can write into one results folder at once.
+
+A writer holds a lock on its temp file until the rename (:func:`gradebench.locks.locked_temp_beside`),
+so the temp files of a killed writer are told apart from a live one's: each write into a
+benchmark's folder first removes the temp files nobody holds (:func:`gradebench.locks.remove_stale_temps`).
 """
 
 from __future__ import annotations
@@ -30,7 +34,9 @@ from pydantic import ValidationError
 from gradebench.errors import InvalidArgumentError, RecordError
 from gradebench.experiments.policy_record import POLICY_KIND, POLICY_SCHEMA_VERSION, POLICY_SUFFIX, PolicyRecord
 from gradebench.experiments.record import RECORD_SUFFIX, RESULT_SCHEMA_VERSION, EvalRecord
-from gradebench.paths import RESULTS_DIR, publish, temp_beside, write_text_atomic
+from gradebench.locks import locked_temp_beside, remove_stale_temps
+from gradebench.paths import RESULTS_DIR, publish
+from gradebench.stops import stop_point
 
 #: where the CLI and the Python API write records unless told otherwise
 DEFAULT_RESULTS_DIR = RESULTS_DIR
@@ -101,13 +107,19 @@ def write_parquet_atomic(table: Any, path: Path, metadata: dict[str, str]) -> No
 
     meta = {**(table.schema.metadata or {}), **{k.encode(): v.encode() for k, v in metadata.items()}}
     schema = table.schema.with_metadata(meta)
-    tmp = temp_beside(path)
-    try:
+    with locked_temp_beside(path) as tmp:
         pq.write_table(table.cast(schema), tmp, compression="zstd", compression_level=1)
+        stop_point("record-writing")
         publish(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
+
+
+def write_text_atomic(path: Path, text: str) -> None:
+    """:func:`gradebench.paths.write_text_atomic` with a locked temp file (see the module docstring):
+    ``text`` goes to a temp file beside ``path``, renamed onto ``path``."""
+    with locked_temp_beside(path) as tmp:
+        tmp.write_text(text, encoding="utf-8")
+        stop_point("record-writing")
+        publish(tmp, path)
 
 
 def write_record(record: Record, predictions: Any = None, per_query: Any = None,
@@ -120,6 +132,7 @@ def write_record(record: Record, predictions: Any = None, per_query: Any = None,
     """
     spec = record_kind(record)
     folder = record_dir(results_dir, record.benchmark.name)
+    remove_stale_temps(folder)  # what killed writers left
     if spec.name == "evaluation":
         if predictions is None or per_query is None:
             raise InvalidArgumentError("an evaluation record is written with its predictions and per-query tables")

@@ -5,8 +5,13 @@ anything runs: for a trainable scorer from the run fingerprint that
 :func:`gradebench.experiments.train.train` would give it (same option resolution and hashing),
 for an untrained one from the scorer's resolved config and seed. A cell whose record already
 exists under ``results_dir`` is skipped without training or scoring, so a second invocation
-of the same experiment does nothing, and an interrupted sweep continues where it stopped.
+of the same experiment does nothing, and an interrupted sweep continues where it stopped: a
+cell killed mid-training is continued from its run folder (see :func:`~gradebench.experiments.train.train`).
 Cells run in grid order; the first error stops the sweep (finished cells stay recorded).
+
+Two sweeps may run on one grid at once: a cell whose run folder another live process is
+training into is left alone (status ``"in use"``, with that process's pid in ``note``; no record),
+never taken over; run the sweep again once the other has finished to evaluate it.
 
 Run folders: ``<runs_dir>/<benchmark>/<scorer>/<run fingerprint[:16]>`` (a finished run there
 is reused by ``train``). The cell seed is the training seed, the scorer seed and the
@@ -25,12 +30,14 @@ from gradebench.errors import GradebenchError, RecipeError
 from gradebench.experiments.evaluate import DEFAULT_RESULTS_DIR, evaluate_scorer, expected_id
 from gradebench.experiments.grid import Experiment, LossEntry, load_experiment
 from gradebench.experiments.record import RECORD_SUFFIX, RecordError
-from gradebench.experiments.runs import RUN_CONFIG, RUN_JSON
+from gradebench.experiments.runs import RunInUse
 from gradebench.experiments.store import read_record, record_dir
 from gradebench.paths import RUNS_DIR
 from gradebench.scorers.base import ProgressFn
 
 DEFAULT_RUNS_DIR = RUNS_DIR
+#: the status of a cell whose run folder another live process holds
+IN_USE = "in use"
 
 
 @dataclass(frozen=True)
@@ -45,10 +52,11 @@ class Cell:
     loss_params: dict[str, Any]
     seed: int
     record_id: str
-    status: str  # "evaluated" | "skipped"
+    status: str  # "evaluated" | "skipped" | "in use" (another process trains its run; no record)
     record_path: str
     run_dir: str | None
     value: float | None  # the record's ndcg@5
+    note: str = ""  # why a cell was not evaluated
 
 
 @dataclass(frozen=True)
@@ -69,9 +77,13 @@ class SweepResult:
     def skipped(self) -> int:
         return sum(c.status == "skipped" for c in self.cells)
 
+    @property
+    def in_use(self) -> int:
+        return sum(c.status == IN_USE for c in self.cells)
+
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
-        d.update(evaluated=self.evaluated, skipped=self.skipped)
+        d.update(evaluated=self.evaluated, skipped=self.skipped, in_use=self.in_use)
         return d
 
 
@@ -160,10 +172,20 @@ def sweep(
         if record is None:
             run = None
             if cls.trainable:
-                # a cell killed mid-training left its run folder: continue it from the last checkpoint
-                interrupted = (run_dir / RUN_CONFIG).is_file() and not (run_dir / RUN_JSON).is_file()
-                result = train(bench, entry.name, loss=None if loss is None else loss.name, config=entry.config,
-                               options=opts, out=run_dir, resume=interrupted, progress=None)
+                # a cell killed mid-training left its run folder: train() continues it
+                try:
+                    result = train(bench, entry.name, loss=None if loss is None else loss.name, config=entry.config,
+                                   options=opts, out=run_dir, progress=None)
+                except RunInUse as busy:  # another sweep trains this cell right now: leave it to that one
+                    cells.append(Cell(
+                        benchmark=bench.name, benchmark_fingerprint=bench.fingerprint, scorer=entry.name,
+                        config=desc["config"], loss=opts.loss, loss_params=dict(opts.loss_params), seed=seed,
+                        record_id=rid, status=IN_USE, record_path="", run_dir=str(run_dir), value=None,
+                        note=busy.message,
+                    ))
+                    if progress is not None:
+                        progress(i + 1, len(plan), f"{label}: {busy.message}")
+                    continue
                 scorer, run = load_run(result.run_dir)
             record = evaluate_scorer(bench, scorer, split=exp.split, seed=seed, n_resamples=exp.n_resamples,
                                      run=run, results_dir=results_dir)

@@ -8,6 +8,11 @@ subsets for quick CPU runs).
 
 Under ``accelerate launch``/torchrun every process runs this function; only the main process
 (``RANK`` 0) writes the run folder (see :class:`gradebench.experiments.runs.RunClaim`).
+
+A run killed at any step (before its first checkpoint, during a checkpoint save, during the
+final save) is continued by calling ``train`` again with the same arguments, ``resume`` or not:
+from its last complete checkpoint if it has one, from scratch otherwise; either way it ends
+with the weights and history of an uninterrupted run of the same seed.
 """
 
 from __future__ import annotations
@@ -19,7 +24,7 @@ from typing import Any
 
 from gradebench.benchmark.lists import Benchmark, open_benchmark
 from gradebench.errors import InvalidArgumentError
-from gradebench.experiments.runs import MODEL_DIR, SCORER_RUN, RunInfo, claim, from_final, run_fingerprint
+from gradebench.experiments.runs import MODEL_DIR, SCORER_RUN, RunClaim, RunInfo, claim, from_final, run_fingerprint
 from gradebench.scorers import TrainOptions, get_scorer_class
 from gradebench.scorers.base import ProgressFn
 
@@ -40,17 +45,19 @@ class TrainResult:
     epochs_run: int
     timings: dict[str, float] = field(default_factory=dict)
     cached: bool = False
+    #: the checkpoint an interrupted run was continued from (its folder name), or None
+    resumed_from: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
     @classmethod
-    def from_info(cls, info: RunInfo, *, cached: bool) -> TrainResult:
+    def from_info(cls, info: RunInfo, *, cached: bool, resumed_from: str | None = None) -> TrainResult:
         return cls(
             run_dir=info.run_dir, scorer=info.scorer, loss=info.loss, benchmark=info.benchmark,
             benchmark_fingerprint=info.benchmark_fingerprint, run_fingerprint=info.run_fingerprint,
             seed=info.seed, best_epoch=info.best_epoch, best_metrics=info.best_metrics,
-            epochs_run=len(info.history), timings=info.timings, cached=cached,
+            epochs_run=len(info.history), timings=info.timings, cached=cached, resumed_from=resumed_from,
         )
 
 
@@ -104,14 +111,17 @@ def train(
     """Train ``scorer`` on ``benchmark`` into the run folder ``out``.
 
     A finished run with the same fingerprint in ``out`` is returned as is (``cached=True``).
-    ``resume=True`` continues an interrupted run of the same fingerprint from its last
-    checkpoint; a folder holding another run is refused (the protocol of
-    :mod:`gradebench.experiments.runs`).
+    An interrupted run of the same fingerprint is continued from its last complete checkpoint
+    (``resumed_from``), or started again if it has none; ``resume=True`` only insists that there
+    is an interrupted run. A folder holding another run is refused, one that another process
+    works on too (the protocol of :mod:`gradebench.experiments.runs`). A failure leaves the
+    folder as it was unless a checkpoint was written (then the same call continues from it).
 
     Raises:
         UnknownNameError: unknown scorer or loss.
         InvalidArgumentError: bad config/options, or a loss given to a scorer that takes none.
         RunError: ``out`` holds another run, or ``resume`` without an interrupted run there.
+        RunInUse: another process is training into ``out``.
         BenchmarkError: the benchmark folder is missing or malformed.
     """
     if not isinstance(scorer, str):
@@ -132,6 +142,12 @@ def train(
     run = claim(out, fp, SCORER_RUN, resume=resume)
     if run.done:
         return TrainResult.from_info(from_final(RunInfo, run.finished, run.run_dir, SCORER_RUN), cached=True)
+    with run:  # releases the folder's lock; a failure discards what cannot be continued
+        return _train(run, bench, scorer, instance, cls, opts, described, fp, t0, progress)
+
+
+def _train(run: RunClaim, bench: Benchmark, scorer: str, instance: Any, cls: type, opts: TrainOptions,
+           described: dict[str, Any], fp: str, t0: float, progress: ProgressFn | None) -> TrainResult:
     if "train" not in bench.files:
         raise InvalidArgumentError(f"benchmark {bench.name} has no train split", path=bench.path,
                                    hint="build it with --resplit 80/10/10")
@@ -147,8 +163,9 @@ def train(
         validation = validation.subsample(opts.list_size, seed=opts.seed)
     run.begin({"benchmark": bench.name, "benchmark_fingerprint": bench.fingerprint, "benchmark_path": str(bench.path),
                "scorer": described, "options": opts.model_dump(mode="json")})
+    start = run.checkpoint  # after begin(): half-written checkpoints are gone
     t_fit = time.perf_counter()
-    history = instance.fit(train_lists, validation, opts, run_dir=run.run_dir, resume=run.action == "resume",
+    history = instance.fit(train_lists, validation, opts, run_dir=run.run_dir, resume=start is not None,
                            progress=progress)
     fit_s = time.perf_counter() - t_fit
     best_epoch, best = _best(history, opts.eval_metric)
@@ -164,7 +181,7 @@ def train(
     )
     run.publish(MODEL_DIR, instance.save)
     run.finish(info.to_dict())
-    return TrainResult.from_info(info, cached=False)
+    return TrainResult.from_info(info, cached=False, resumed_from=None if start is None else start.name)
 
 
 def _best(history: list[dict[str, Any]], metric: str) -> tuple[int | None, dict[str, Any]]:

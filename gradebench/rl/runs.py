@@ -10,10 +10,11 @@ Layout of ``RUN_DIR``::
 
 The folder follows the run-folder protocol of :mod:`gradebench.experiments.runs`
 (:data:`POLICY_RUN`): a finished run of the same fingerprint in ``RUN_DIR`` is returned as is
-(``cached=True``); an interrupted one of the same fingerprint is started over (its history,
-trainer state and policy are discarded: a policy run has no checkpoints to resume from); a
-failed run removes what it wrote; a folder holding anything else is refused. Nothing is
-written before every input has been checked.
+(``cached=True``); an interrupted one of the same fingerprint (killed at any step) is started
+over by the same command (its history, trainer state and policy are discarded: a policy run
+has no checkpoints to resume from); a failed run removes what it wrote; a folder another live
+process works on is refused ("in use by pid N"), as is a folder holding anything else.
+Nothing is written before every input has been checked.
 
 The run fingerprint is sha256 over the method, the policy folder's content, the benchmark
 fingerprint and split, the reward's identity, the loss, every option and the gradebench
@@ -131,10 +132,10 @@ def run_job(job: PolicyJob, *, out: str | Path, results_dir: str | Path,
     """Run ``job`` into ``out`` and write its record under ``results_dir`` (see the module docstring)."""
     t0 = time.perf_counter()
     run = claim(out, job.fingerprint(), POLICY_RUN)
-    check_writable_dir(results_dir, what="--results-dir")
-    if run.done:
-        return _cached(run, results_dir)
-    with run.discarding_on_failure():
+    with run:  # releases the folder's lock; a failure removes what the run wrote
+        check_writable_dir(results_dir, what="--results-dir")
+        if run.done:
+            return _cached(run, results_dir)
         return _run(job, run, results_dir, progress, t0)
 
 

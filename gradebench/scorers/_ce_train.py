@@ -12,7 +12,10 @@
   the end), ``EarlyStoppingCallback(options.patience)`` when there is validation, one history
   record per epoch in ``run_dir/history.jsonl``;
 * **checkpoints**: ``run_dir/checkpoints/checkpoint-<step>`` (sentence-transformers folders plus
-  optimizer, scheduler, RNG and trainer state); ``resume=True`` continues from the last one.
+  optimizer, scheduler, RNG and trainer state); ``resume=True`` continues from the last complete
+  one (:func:`gradebench.training.checkpoints.prepare`: a half-written one is removed, the
+  history is rebuilt from the checkpoint, an early stop stays stopped); a fresh run removes old
+  checkpoints and history first.
 
 Global RNG state (Python, NumPy, torch) is restored after training: ``Trainer`` seeds it from
 ``options.seed`` while it runs.
@@ -112,15 +115,17 @@ def _fit(
 ) -> list[dict[str, Any]]:
     from transformers import EarlyStoppingCallback
     from transformers.trainer_callback import PrinterCallback
-    from transformers.trainer_utils import get_last_checkpoint
 
     from gradebench.scorers._ce_model import preserved_rng, quiet_loading, resolve_precision
+    from gradebench.training import checkpoints as ckpts
     from gradebench.training.evaluation import metric_key
     from gradebench.training.listeval import (
         HISTORY_FILE,
         EpochLogCallback,
         RichProgressCallback,
+        StopPointCallback,
         read_history,
+        restore_history,
         training_arguments,
     )
     from gradebench.training.st_loss import GradebenchLoss
@@ -129,11 +134,12 @@ def _fit(
     config = scorer.config
     has_val = validation is not None and validation.n_queries > 0
     checkpoints = run_dir / CHECKPOINT_DIR
-    last = get_last_checkpoint(str(checkpoints)) if resume and checkpoints.is_dir() else None
+    run_dir.mkdir(parents=True, exist_ok=True)
+    last = ckpts.prepare(run_dir, HISTORY_FILE, resume=resume)  # half-written checkpoints are dropped
     precision = resolve_precision(config.precision, str(model.device))
     args = cross_encoder_arguments(training_arguments(
         options, checkpoints, n_train_queries=train.n_queries, default_lr=scorer.default_lr,
-        has_validation=has_val, bf16=precision == "bf16", fp16=precision == "fp16",
+        has_validation=has_val, bf16=precision == "bf16", fp16=precision == "fp16", **ckpts.resume_overrides(last),
     ))
     mini_batch = config.mini_batch_size
     if mini_batch is None:
@@ -141,8 +147,10 @@ def _fit(
     loss = GradebenchLoss(model, options.loss or scorer.default_loss, loss_params=dict(options.loss_params),
                           mini_batch_size=mini_batch)
     history_path = run_dir / HISTORY_FILE
+    if last is not None and args.should_save:
+        restore_history(history_path, last)  # the history the checkpoint holds, however the process died
     records: list[dict[str, Any]] = []
-    callbacks: list[Any] = [EpochLogCallback(records, history_path)]
+    callbacks: list[Any] = [EpochLogCallback(records, history_path), StopPointCallback()]
     if has_val:
         callbacks.append(EarlyStoppingCallback(early_stopping_patience=options.patience))
     if progress is not None:
@@ -159,6 +167,6 @@ def _fit(
         trainer.gb_score_fn = scorer.score
         trainer.gb_history = []
         trainer.gb_eval_metric = options.eval_metric
-        trainer.train(resume_from_checkpoint=last)
+        trainer.train(resume_from_checkpoint=None if last is None else str(last))
     model.eval()
     return read_history(history_path) if keep_history_file else records

@@ -18,7 +18,14 @@ torchrun (every parameter takes part in every forward, so ``find_unused_paramete
 per-epoch evaluation through :class:`~gradebench.training.listeval.ListEvalMixin`, early
 stopping (``EarlyStoppingCallback(options.patience)``, added here when there are validation
 lists), checkpoints in ``<output_dir>/checkpoints`` (best + latest), the best model loaded at
-the end. Multi-process CPU training (gloo) was checked with ``torchrun --nproc_per_node 2`` and
+the end. ``resume=True`` continues from the last *complete* checkpoint
+(:mod:`gradebench.training.checkpoints`: one a killed save left without ``trainer_state.json``
+is removed first); ``history.jsonl`` is rewritten from that checkpoint's log (so a kill between
+a checkpoint and its history line loses nothing), and a run that had ended there (an early
+stop, the last epoch) only reloads its best weights instead of training on. A resumed run ends
+with the weights and history of an uninterrupted one.
+
+Multi-process CPU training (gloo) was checked with ``torchrun --nproc_per_node 2`` and
 ``accelerate launch --multi_gpu --num_processes 2`` on a CPU-only machine (accelerate 1.15's
 ``--cpu --num_processes 2`` starts a single process); under DDP the effective batch is
 ``batch_queries * processes`` and only the main process writes checkpoints and history.
@@ -29,9 +36,7 @@ numpy and torch RNG states afterwards, so training leaves no global trace.
 
 from __future__ import annotations
 
-import os
 import random
-import shutil
 import tempfile
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -45,18 +50,20 @@ import transformers
 from gradebench.benchmark.lists import Lists
 from gradebench.errors import InvalidArgumentError, RunError
 from gradebench.metrics import as_metric
+from gradebench.training import checkpoints
+from gradebench.training.checkpoints import CHECKPOINT_DIR
 from gradebench.training.listeval import (
     HISTORY_FILE,
     EpochLogCallback,
     ListEvalMixin,
     RichProgressCallback,
+    StopPointCallback,
     read_history,
+    restore_history,
     training_arguments,
 )
 from gradebench.training.options import ProgressFn, TrainOptions
 
-#: Trainer's output folder inside a run folder (``checkpoint-<step>`` subfolders)
-CHECKPOINT_DIR = "checkpoints"
 #: losses whose labels must lie in [0, 1]: they get relevance / max train relevance
 UNIT_INTERVAL_LOSSES = frozenset({"sigmoid_ce"})
 
@@ -180,25 +187,14 @@ def _trainer_class() -> type:
 
 
 def prepare_output_dir(output_dir: Path, *, resume: bool) -> Path:
-    """The checkpoint folder; a fresh run removes old checkpoints and history first.
+    """The checkpoint folder; a fresh run removes old checkpoints and history first, a resumed one
+    removes half-written checkpoints (see :func:`gradebench.training.checkpoints.prepare`).
 
     Raises:
-        RunError: ``resume`` but no checkpoint in ``output_dir/checkpoints``.
+        RunError: ``resume`` but no complete checkpoint in ``output_dir/checkpoints``.
     """
-    from transformers.trainer_utils import get_last_checkpoint
-
-    ckpt = output_dir / CHECKPOINT_DIR
-    if resume:
-        last = get_last_checkpoint(str(ckpt)) if ckpt.is_dir() else None
-        if last is None:
-            raise RunError("nothing to resume: no checkpoint-* folder", path=ckpt,
-                           hint="drop --resume to start training from scratch")
-        return ckpt
-    if os.environ.get("RANK", "0") == "0":  # under DDP only the main process cleans up
-        if ckpt.exists():
-            shutil.rmtree(ckpt)
-        (output_dir / HISTORY_FILE).unlink(missing_ok=True)
-    return ckpt
+    checkpoints.prepare(output_dir, HISTORY_FILE, resume=resume)
+    return output_dir / CHECKPOINT_DIR
 
 
 def fit_torch_scorer(
@@ -227,7 +223,8 @@ def fit_torch_scorer(
             trains in a temporary folder removed afterwards.
         collate: ``(rows, width) -> {name: tensor}`` features of a batch of train rows.
         score_fn: scores a whole :class:`Lists` with the current module (eval mode, no grad).
-        resume: continue from the last checkpoint in ``output_dir/checkpoints``.
+        resume: continue from the last complete checkpoint in ``output_dir/checkpoints``
+            (half-written ones are removed first).
         progress: ``progress(done_steps, total_steps, message)``.
         loss_kinds: loss kinds the scorer accepts.
 
@@ -263,15 +260,18 @@ def _fit(module: torch.nn.Module, train: Lists, validation: Lists | None, option
     from transformers import EarlyStoppingCallback, PrinterCallback
 
     out.mkdir(parents=True, exist_ok=True)
-    ckpt = prepare_output_dir(out, resume=resume)
+    start = checkpoints.prepare(out, HISTORY_FILE, resume=resume)
+    ckpt = out / CHECKPOINT_DIR
     scale = 1.0
     if options.loss in UNIT_INTERVAL_LOSSES:
         top = float(train.relevance[train.mask].max())
         scale = 1.0 / top if top > 0 else 1.0
     records: list[dict[str, Any]] = []
     args = training_arguments(options, ckpt, n_train_queries=train.n_queries, default_lr=default_lr,
-                              has_validation=validation is not None)
-    callbacks: list[Any] = [EpochLogCallback(records, out / HISTORY_FILE)]
+                              has_validation=validation is not None, **checkpoints.resume_overrides(start))
+    if start is not None and args.should_save:
+        restore_history(out / HISTORY_FILE, start)
+    callbacks: list[Any] = [EpochLogCallback(records, out / HISTORY_FILE), StopPointCallback()]
     if validation is not None:
         callbacks.append(EarlyStoppingCallback(early_stopping_patience=options.patience))
     if progress is not None:
@@ -291,7 +291,7 @@ def _fit(module: torch.nn.Module, train: Lists, validation: Lists | None, option
         trainer.gb_score_fn = score_fn
         trainer.gb_history = []
         trainer.gb_eval_metric = as_metric(options.eval_metric)  # parsed once, not every epoch
-        trainer.train(resume_from_checkpoint=True if resume else None)
+        trainer.train(resume_from_checkpoint=None if start is None else str(start))
     module.eval()
     history = read_history(out / HISTORY_FILE) if args.should_save else []
     return history or records

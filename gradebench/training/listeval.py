@@ -52,6 +52,9 @@ import transformers
 from gradebench.benchmark.lists import Lists
 from gradebench.errors import InvalidArgumentError
 from gradebench.metrics import MetricSpec
+from gradebench.paths import write_text_atomic
+from gradebench.stops import stop_point
+from gradebench.training.checkpoints import TRAINER_STATE, read_state
 from gradebench.training.evaluation import DEFAULT_EVAL_METRIC, json_ready, list_metrics, metric_key
 from gradebench.training.options import ProgressFn, TrainOptions
 
@@ -114,6 +117,15 @@ class ListEvalMixin:
         if self.gb_history is not None:
             self.gb_history.append({"epoch": _epoch(self.state), "step": int(self.state.global_step), **metrics})
         return metrics
+
+    # the named stop points of a checkpoint save (gradebench.stops), for the crash tests
+    def _save_rng_state(self, output_dir: str) -> None:
+        super()._save_rng_state(output_dir)  # type: ignore[misc]
+        stop_point("checkpoint-saving")  # weights, optimizer, RNG written; trainer_state.json not yet
+
+    def _save_checkpoint(self, model: Any, trial: Any) -> None:
+        super()._save_checkpoint(model, trial)  # type: ignore[misc]
+        stop_point("checkpoint-saved")  # complete; the epoch's history line comes in on_save
 
 
 def accelerator_available() -> bool:
@@ -256,6 +268,54 @@ class RichProgressCallback(transformers.TrainerCallback):
         self._report(args, state)
 
 
+class StopPointCallback(transformers.TrainerCallback):
+    """Reaches the stop point ``train-step`` after every optimizer step (see :mod:`gradebench.stops`)."""
+
+    def on_step_end(self, args, state, control, **kwargs):  # noqa: ANN001, ANN201 - Trainer API
+        stop_point("train-step")
+
+
+def _add_log(records: dict[int, dict[str, Any]], epoch: int, step: int, logs: dict[str, Any]) -> None:
+    """Merge one Trainer log into its epoch's history record (the kept keys, JSON-ready)."""
+    rec = records.setdefault(epoch, {"epoch": epoch})
+    rec["step"] = int(step)
+    for k, v in logs.items():
+        if k in TRAIN_LOG_KEYS or (k.startswith("eval_") and not k.endswith(TIMING_SUFFIXES)):
+            rec[k] = json_ready(v)
+
+
+def _lines(records: list[dict[str, Any]]) -> str:
+    return "".join(json.dumps(rec, sort_keys=True, allow_nan=False) + "\n" for rec in records)
+
+
+def history_of_checkpoint(checkpoint: str | Path) -> list[dict[str, Any]]:
+    """The history records of the epochs a checkpoint holds, rebuilt from its ``log_history``.
+
+    They are the records :class:`EpochLogCallback` wrote for those epochs (the same logs go
+    through the same filter), so a resumed run's history is the uninterrupted run's even when
+    the process died between a checkpoint and its history line.
+    """
+    state = read_state(checkpoint)
+    if state is None:
+        raise ValueError(f"{checkpoint} has no readable {TRAINER_STATE}")
+    records: dict[int, dict[str, Any]] = {}
+    for entry in state.get("log_history") or []:
+        if not isinstance(entry, dict) or "train_runtime" in entry or "epoch" not in entry:
+            continue
+        logs = {k: v for k, v in entry.items() if k not in ("epoch", "step")}
+        _add_log(records, int(round(entry["epoch"] or 0.0)), int(entry.get("step", 0)), logs)
+    return [records[e] for e in sorted(records)]
+
+
+def restore_history(path: str | Path, checkpoint: str | Path) -> list[dict[str, Any]]:
+    """Rewrite ``path`` (atomically) with the history of ``checkpoint``; returns the records."""
+    records = history_of_checkpoint(checkpoint)
+    p = Path(path)
+    p.parent.mkdir(parents=True, exist_ok=True)
+    write_text_atomic(p, _lines(records))
+    return records
+
+
 class EpochLogCallback(transformers.TrainerCallback):
     """One record per epoch, ``{"epoch", "step", "loss", "learning_rate", "grad_norm", "eval_*"...}``.
 
@@ -276,27 +336,19 @@ class EpochLogCallback(transformers.TrainerCallback):
     def on_log(self, args, state, control, logs=None, **kwargs):  # noqa: ANN001, ANN201
         if not logs or "train_runtime" in logs:  # the end-of-training summary is no epoch
             return
-        epoch = _epoch(state)
-        rec = self._pending.setdefault(epoch, {"epoch": epoch})
-        rec["step"] = int(state.global_step)
-        for k, v in logs.items():
-            if k in TRAIN_LOG_KEYS or (k.startswith("eval_") and not k.endswith(TIMING_SUFFIXES)):
-                rec[k] = json_ready(v)
+        _add_log(self._pending, _epoch(state), state.global_step, logs)
 
     def _flush(self, args: Any, state: Any, up_to: int | None) -> None:
         done = sorted(e for e in self._pending if up_to is None or e <= up_to)
         if not done:
             return
         path = self.path if self.path is not None else Path(args.output_dir) / HISTORY_FILE
-        lines = []
-        for e in done:
-            rec = self._pending.pop(e)
-            self.records.append(rec)
-            lines.append(json.dumps(rec, sort_keys=True, allow_nan=False))
+        recs = [self._pending.pop(e) for e in done]
+        self.records.extend(recs)
         if state.is_world_process_zero:
             path.parent.mkdir(parents=True, exist_ok=True)
             with open(path, "a", encoding="utf-8") as f:
-                f.write("\n".join(lines) + "\n")
+                f.write(_lines(recs))
                 f.flush()
                 os.fsync(f.fileno())
 

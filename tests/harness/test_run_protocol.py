@@ -1,14 +1,15 @@
-"""The run-folder protocol shared by scorer runs and policy runs: claim, begin, publish, finish, discard."""
+"""The run-folder protocol shared by scorer runs and policy runs: claim, lock, begin, publish, finish, discard."""
 
 from __future__ import annotations
 
 import json
+import os
 import re
 
 import pytest
 
 from gradebench.errors import InvalidArgumentError, RunError
-from gradebench.experiments.runs import SCORER_RUN, RunLayout, claim, read_final
+from gradebench.experiments.runs import LOCK_FILE, SCORER_RUN, RunInUse, RunLayout, claim, read_final
 
 #: a layout like the policy runs' (cannot resume), without importing gradebench.rl
 RESTARTING = RunLayout(what="policy run", command="gradebench lipo|grpo|ppo", redo="run it again",
@@ -29,7 +30,10 @@ def _finished(run_dir, layout, fp="f1"):
 def test_new_then_done(layout, tmp_path):
     out = tmp_path / "run"
     run = claim(out, "f1", layout)
-    assert run.action == "new" and not run.done and not out.exists()  # claiming writes nothing
+    assert run.action == "new" and not run.done
+    assert sorted(p.name for p in out.iterdir()) == [LOCK_FILE]  # claiming takes the lock, writes nothing else
+    run.release()
+    assert not out.exists()  # a claim let go unused leaves nothing
     _finished(out, layout)
     assert json.loads((out / layout.config).read_text()) == {"x": 1, "run_fingerprint": "f1"}
     assert (out / layout.outputs[0] / "weights.bin").read_bytes() == b"w"
@@ -64,23 +68,61 @@ def test_what_is_refused(layout, tmp_path):
         claim(out, "f1", layout)
 
 
-def test_an_interrupted_resumable_run_continues_only_when_asked(tmp_path):
+def _checkpoint(folder, step, *, complete=True):
+    """A ``checkpoint-<step>`` folder as the Trainer leaves it (complete: with its trainer_state.json last)."""
+    ckpt = folder / f"checkpoint-{step}"
+    ckpt.mkdir(parents=True)
+    (ckpt / "model.safetensors").write_bytes(b"w")
+    if complete:
+        (ckpt / "trainer_state.json").write_text(json.dumps({"global_step": step, "log_history": []}))
+    return ckpt
+
+
+@pytest.mark.parametrize("resume", [False, True], ids=["same-command", "--resume"])
+def test_an_interrupted_resumable_run_continues_with_or_without_resume(tmp_path, resume):
     out = tmp_path / "run"
     claim(out, "f1", SCORER_RUN).begin({"x": 1})
-    (out / "checkpoints").mkdir()
+    _checkpoint(out / "checkpoints", 5)
+    _checkpoint(out / "checkpoints", 10, complete=False)  # a save killed half-way
     (out / ".model.incomplete-abc").mkdir()  # a publication killed half-way
-    with pytest.raises(RunError, match="interrupted run of this configuration") as e:
-        claim(out, "f1", SCORER_RUN)
-    assert "--resume" in str(e.value)
     with pytest.raises(RunError, match="interrupted run of another configuration.*with --resume"):
         claim(out, "f2", SCORER_RUN, resume=True)
-    run = claim(out, "f1", SCORER_RUN, resume=True)
+    with pytest.raises(RunError, match="interrupted run of another configuration"):
+        claim(out, "f2", SCORER_RUN)
+    run = claim(out, "f1", SCORER_RUN, resume=resume)
     assert run.action == "resume"
     run.begin({"x": 1})
-    assert (out / "checkpoints").is_dir()  # kept: the trainer continues from them
-    assert not (out / ".model.incomplete-abc").exists()  # a half-written publication is never trusted
+    assert run.checkpoint == out / "checkpoints" / "checkpoint-5"  # the last complete one
+    assert (out / "checkpoints" / "checkpoint-5").is_dir()  # kept: the trainer continues from it
+    assert not (out / "checkpoints" / "checkpoint-10").exists()  # a half-written checkpoint is never trusted
+    assert not (out / ".model.incomplete-abc").exists()  # nor a half-written publication
+    run.release()
+    assert not (out / LOCK_FILE).exists()
     with pytest.raises(RunError, match="nothing to resume"):
         claim(tmp_path / "fresh", "f1", SCORER_RUN, resume=True)
+    assert not (tmp_path / "fresh").exists()  # a refused claim leaves nothing
+
+
+@LAYOUTS
+def test_a_folder_in_use_is_refused_in_one_line_and_freed_when_its_holder_ends(layout, tmp_path):
+    out = tmp_path / "run"
+    first = claim(out, "f1", layout)
+    with pytest.raises(RunInUse, match=rf"in use by pid {os.getpid()}") as e:
+        claim(out, "f1", layout)
+    assert e.value.pid == os.getpid() and "\n" not in str(e.value)
+    with pytest.raises(RunInUse):  # whatever the second one wants: it does not touch the folder
+        claim(out, "f2", layout)
+    assert sorted(p.name for p in out.iterdir()) == [LOCK_FILE]
+    first.begin({"x": 1})
+    with pytest.raises(RunInUse):
+        claim(out, "f1", layout)
+    first.release()  # what a killed holder's operating system does too
+    again = claim(out, "f1", layout)
+    assert again.action == ("resume" if layout.resumable else "restart")
+    again.release()
+    _finished(tmp_path / "done", layout)
+    holder = claim(tmp_path / "done", "f1", layout)
+    assert holder.done and not (tmp_path / "done" / LOCK_FILE).exists()  # a finished run is read without the lock
 
 
 def test_an_interrupted_run_that_cannot_resume_starts_over(tmp_path):
@@ -97,6 +139,7 @@ def test_an_interrupted_run_that_cannot_resume_starts_over(tmp_path):
     run = claim(out, "f1", RESTARTING)
     assert run.action == "restart"
     run.begin({"x": 2})
+    run.release()
     assert sorted(p.name for p in out.iterdir()) == ["policy-run-config.json"]
     assert json.loads((out / "policy-run-config.json").read_text())["x"] == 2
 
@@ -119,11 +162,34 @@ def test_a_failure_discards_what_a_restarting_run_wrote_and_keeps_a_resumable_on
     assert kept.is_dir() and not any(kept.iterdir())  # a folder that was there stays, empty
     scorer = tmp_path / "scorer"
     run = claim(scorer, "f1", SCORER_RUN)
-    with pytest.raises(RuntimeError), run.discarding_on_failure():
+    with pytest.raises(RuntimeError), run:
         run.begin({"x": 1})
-        (scorer / "checkpoints").mkdir()
+        _checkpoint(scorer / "checkpoints", 5)
         raise RuntimeError("boom")
-    assert (scorer / SCORER_RUN.config).is_file() and (scorer / "checkpoints").is_dir()  # for --resume
+    assert (scorer / SCORER_RUN.config).is_file() and (scorer / "checkpoints").is_dir()  # to continue from
+    assert not (scorer / LOCK_FILE).exists()
+
+
+def test_a_resumable_run_that_fails_before_its_first_checkpoint_leaves_nothing(tmp_path):
+    # issue 16: a failed `gradebench train --loss-param target=nosuch` left run-config.json, so the
+    # corrected command (another fingerprint) was refused as "an interrupted run of another configuration"
+    out = tmp_path / "run"
+    run = claim(out, "bad", SCORER_RUN)
+    with pytest.raises(ValueError), run:
+        run.begin({"x": 1})
+        (out / "history.jsonl").write_text("")
+        _checkpoint(out / "checkpoints", 5, complete=False)  # killed save: not progress
+        raise ValueError("target must be one of softmax, normalize, raw")
+    assert not out.exists()
+    kept = tmp_path / "kept"
+    kept.mkdir()
+    run = claim(kept, "bad", SCORER_RUN)
+    with pytest.raises(KeyboardInterrupt), run:
+        run.begin({"x": 1})
+        raise KeyboardInterrupt
+    assert kept.is_dir() and not any(kept.iterdir())
+    with claim(out, "good", SCORER_RUN) as run:  # the corrected command starts
+        assert run.action == "new"
 
 
 def test_a_failed_publication_leaves_no_temp_folder(tmp_path):
@@ -137,6 +203,7 @@ def test_a_failed_publication_leaves_no_temp_folder(tmp_path):
 
     with pytest.raises(OSError, match="disk full"):
         run.publish("model", broken)
+    run.release()
     assert sorted(p.name for p in out.iterdir()) == [SCORER_RUN.config]
 
 

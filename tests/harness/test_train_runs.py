@@ -1,4 +1,4 @@
-"""train() and run folders: caching, refusal of foreign folders, resume guards, load_run errors."""
+"""train() and run folders: caching, refusal of foreign folders, continuing interrupted runs, load_run errors."""
 
 from __future__ import annotations
 
@@ -46,11 +46,14 @@ def test_refuses_foreign_and_interrupted_folders(demo_benchmark, tmp_path):
     with pytest.raises(RunError, match="another finished run"):
         train(demo_benchmark, "lambdamart", config={**CFG, "n_estimators": 5}, out=out)
     (out / RUN_JSON).unlink()  # now it looks interrupted
-    with pytest.raises(RunError, match="--resume"):
-        train(demo_benchmark, "lambdamart", config=CFG, out=out)
     with pytest.raises(RunError, match="another configuration"):
         train(demo_benchmark, "lambdamart", config={**CFG, "n_estimators": 5}, out=out, resume=True)
-    assert not train(demo_benchmark, "lambdamart", config=CFG, out=out, resume=True).cached
+    with pytest.raises(RunError, match="another configuration"):
+        train(demo_benchmark, "lambdamart", config={**CFG, "n_estimators": 5}, out=out)
+    again = train(demo_benchmark, "lambdamart", config=CFG, out=out)  # the same command continues it
+    assert not again.cached and (out / RUN_JSON).is_file()
+    (out / RUN_JSON).unlink()
+    assert not train(demo_benchmark, "lambdamart", config=CFG, out=out, resume=True).cached  # --resume too
     with pytest.raises(RunError, match="nothing to resume"):
         train(demo_benchmark, "lambdamart", config=CFG, out=tmp_path / "fresh", resume=True)
     junk = tmp_path / "junk"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -147,3 +148,72 @@ def test_sweep_continues_a_cell_killed_mid_training(demo_bench, tmp_path):
     again = sweep(exp, results_dir=tmp_path / "res", runs_dir=tmp_path / "runs")
     assert (again.evaluated, again.skipped) == (1, 2)
     assert (Path(cell.run_dir) / "run.json").is_file()
+
+
+# -- issue 16: a sweep killed in a cell's first epoch, two sweeps on one grid -----------------------------------
+TRAINED = """\
+name: trained
+benchmarks:
+  - path: {bench}
+scorers:
+  - name: length
+  - name: hashed-mlp
+    config: {{dim: 1024, shared_dim: 256, embed_dim: 8, hidden: 16}}
+losses: [listnet]
+seeds: [3]
+split: test
+n_resamples: 50
+train: {{epochs: 2, batch_queries: 8, lr: 0.01, patience: 10}}
+"""
+
+
+def test_a_sweep_killed_in_a_cells_first_epoch_is_continued_by_running_it_again(demo_bench, tmp_path, monkeypatch):
+    # issue 16: every re-run failed with "…/checkpoints: nothing to resume: no checkpoint-* folder"
+    from tests.conftest import one_torch_thread
+    from tests.harness._kill import digests, killed_at
+
+    exp = tmp_path / "exp.yaml"
+    exp.write_text(TRAINED.format(bench=demo_bench))
+    res, runs = tmp_path / "res", tmp_path / "runs"
+    with one_torch_thread():
+        killed_at(monkeypatch, "train-step:2", [res, runs], lambda: sweep(exp, results_dir=res, runs_dir=runs))
+        (run_dir,) = (runs / "demo" / "hashed-mlp").iterdir()
+        assert (run_dir / "run-config.json").is_file() and not (run_dir / "run.json").exists()
+        again = sweep(exp, results_dir=res, runs_dir=runs)
+        straight = sweep(exp, results_dir=tmp_path / "res2", runs_dir=tmp_path / "runs2")
+    assert [(c.scorer, c.status) for c in again.cells] == [("length", "skipped"), ("hashed-mlp", "evaluated")]
+    cell, ref = again.cells[1], straight.cells[1]
+    assert cell.record_id == ref.record_id and cell.value == ref.value
+    assert digests(run_dir / "model") == digests(tmp_path / "runs2" / "demo" / "hashed-mlp" / run_dir.name / "model")
+    (rec,) = [r for r in list_records(res) if r.id == cell.record_id]
+    (ref_rec,) = [r for r in list_records(tmp_path / "res2") if r.id == ref.record_id]
+    assert rec.metrics == ref_rec.metrics
+
+
+def test_a_second_sweep_leaves_a_cell_that_another_process_trains_alone(demo_bench, tmp_path):
+    # issue 16: the second sweep took the first one's live run folder for an interrupted run and failed
+    from gradebench.benchmark.lists import open_benchmark
+    from gradebench.experiments.runs import LOCK_FILE, SCORER_RUN, claim, run_fingerprint
+    from gradebench.experiments.train import resolve_options
+    from gradebench.scorers import get_scorer_class
+    from tests.conftest import one_torch_thread
+
+    exp = tmp_path / "exp.yaml"
+    exp.write_text(TRAINED.format(bench=demo_bench))
+    res, runs = tmp_path / "res", tmp_path / "runs"
+    cls = get_scorer_class("hashed-mlp")
+    opts = resolve_options(cls, "listnet", {"epochs": 2, "batch_queries": 8, "lr": 0.01, "patience": 10, "seed": 3})
+    fp = run_fingerprint(benchmark_fingerprint=open_benchmark(demo_bench).fingerprint,
+                         scorer=cls({"dim": 1024, "shared_dim": 256, "embed_dim": 8, "hidden": 16}, seed=3).describe(),
+                         options=opts.model_dump(mode="json"))
+    run_dir = runs / "demo" / "hashed-mlp" / fp[:16]
+    with claim(run_dir, "the first sweep's", SCORER_RUN):  # the first sweep, training this cell right now
+        second = sweep(exp, results_dir=res, runs_dir=runs)
+        assert [(c.scorer, c.status) for c in second.cells] == [("length", "evaluated"), ("hashed-mlp", "in use")]
+        busy = second.cells[1]
+        assert busy.run_dir == str(run_dir) and f"in use by pid {os.getpid()}" in busy.note
+        assert sorted(p.name for p in run_dir.iterdir()) == [LOCK_FILE]  # not touched
+        assert second.to_dict()["in_use"] == 1 and not list((res / "demo").glob(f"{busy.record_id}*"))
+    with one_torch_thread():
+        third = sweep(exp, results_dir=res, runs_dir=runs)  # once it is free, the cell runs
+    assert [c.status for c in third.cells] == ["skipped", "evaluated"] and third.cells[1].record_id == busy.record_id

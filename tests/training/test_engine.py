@@ -14,7 +14,14 @@ from gradebench.scorers import TrainOptions, make_scorer
 from gradebench.training.engine import CHECKPOINT_DIR, ListCollator, check_loss
 from gradebench.training.evaluation import list_metrics
 from gradebench.training.listeval import HISTORY_FILE
+from tests.conftest import one_torch_thread
 from tests.training._util import TINY
+
+
+@pytest.fixture(autouse=True)
+def _one_thread():
+    with one_torch_thread():  # tiny tensors: several times faster on a busy machine
+        yield
 
 
 class Interrupt(Exception):
