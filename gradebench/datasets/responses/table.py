@@ -19,7 +19,6 @@ What they share lives here:
 
 from __future__ import annotations
 
-import difflib
 import math
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -34,6 +33,7 @@ from gradebench.errors import SourceFormatError, SourceNotFoundError
 from gradebench.io.table_rows import RowPlace, json_in_text, read_table_rows, table_kind
 from gradebench.io.tables import ABSENT, keys_near, lookup
 from gradebench.io.textio import json_kind
+from gradebench.registry import suggest
 from gradebench.strict import StrictModel
 
 __all__ = [
@@ -171,10 +171,9 @@ class RoleRow:
 
 def _missing_error(place: RowPlace, rc: RoleColumn, present: Sequence[str], what: str) -> SourceFormatError:
     shown = ", ".join(repr(c) for c in list(present)[:30]) + (" ..." if len(present) > 30 else "")
-    close = difflib.get_close_matches(rc.column, [str(c) for c in present], n=1, cutoff=0.6)
     return place.error(
         f"has no column {rc.column!r} (mapped as {rc.role}); its {what}: {shown or '(none)'}"
-        + (f"; did you mean {close[0]!r}?" if close else ""),
+        + suggest(rc.column, [str(c) for c in present], n=1),
         f"map {rc.role} to one of these (recipe key columns.{rc.role} or --map {rc.role}=COLUMN)",
     )
 
