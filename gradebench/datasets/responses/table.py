@@ -27,9 +27,9 @@ from typing import Any, ClassVar
 
 from pydantic import model_validator
 
-from gradebench.datasets.nli_table.reader import split_from_name, split_value
+from gradebench.datasets.nli_table.reader import locate_table, split_value
 from gradebench.datasets.records import InputFile
-from gradebench.errors import SourceFormatError, SourceNotFoundError
+from gradebench.errors import SourceFormatError
 from gradebench.io.table_rows import RowPlace, json_in_text, read_table_rows, table_kind
 from gradebench.io.tables import ABSENT, keys_near, lookup
 from gradebench.io.textio import json_kind
@@ -112,47 +112,10 @@ def locate_tables(source: str | Path, formats: Mapping[str, str], allowed: Seque
     """The table files ``source`` holds: the file itself, or every table file of a folder.
 
     ``formats``: suffix -> format name (:func:`suffix_formats`); ``allowed``: the recipe's
-    formats. A folder is not searched recursively; hidden files are ignored; files come in name
-    order. A file's role is ``"<format>:<file name>:<split>"`` (``split-column`` when a split
-    column decides, the file's split then being a placeholder).
-
-    Raises:
-        SourceNotFoundError: ``source`` does not exist.
-        SourceFormatError: a file of another format, a folder with none of ``allowed``, or a file
-            name naming two splits.
+    formats. Files and splits are found as :func:`~gradebench.datasets.nli_table.reader.locate_table`
+    finds them.
     """
-    root = Path(source)
-    suffixes = [s for s, f in formats.items() if f in allowed]
-    if not root.exists():
-        raise SourceNotFoundError("source not found", path=root, hint="check the path")
-    if root.is_dir():
-        paths = sorted(p for p in root.iterdir() if p.is_file() and not p.name.startswith(".")
-                       and p.suffix.lower() in suffixes)
-        if not paths:
-            names = sorted(p.name for p in root.iterdir() if not p.name.startswith("."))
-            shown = ", ".join(names[:10]) + (" ..." if len(names) > 10 else "")
-            raise SourceFormatError(
-                f"no {'/'.join(suffixes)} file in this folder (it holds: {shown or 'nothing'})",
-                path=root,
-                hint="pass a folder of table files, or one file",
-            )
-    else:
-        if root.suffix.lower() not in suffixes:
-            raise SourceFormatError(
-                f"unsupported file suffix {root.suffix!r}",
-                path=root,
-                hint=f"this recipe reads {', '.join(suffixes)} files; rename the file if its suffix is wrong",
-            )
-        paths = [root]
-    out = []
-    for p in paths:
-        fmt = formats[p.suffix.lower()]
-        if split_column:
-            out.append(InputFile(str(p), f"{fmt}:{p.name}:split-column", "test"))
-        else:
-            split = split_from_name(p) or "test"
-            out.append(InputFile(str(p), f"{fmt}:{p.name}:{split}", split))
-    return out
+    return locate_table(source, allowed, split_column=split_column, suffix_formats=formats)
 
 
 # --------------------------------------------------------------------------- reading rows
