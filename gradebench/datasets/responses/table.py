@@ -20,15 +20,15 @@ What they share lives here:
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypeVar
 
 from pydantic import model_validator
 
 from gradebench.datasets.nli_table.reader import locate_table, split_value
-from gradebench.datasets.records import InputFile
+from gradebench.datasets.records import SPLITS, InputFile
 from gradebench.errors import SourceFormatError
 from gradebench.io.table_rows import RowPlace, json_in_text, read_table_rows, table_kind
 from gradebench.io.tables import ABSENT, keys_near, lookup
@@ -37,6 +37,7 @@ from gradebench.registry import suggest
 from gradebench.strict import StrictModel
 
 __all__ = [
+    "ChosenRejectedColumns",
     "ColumnMapBase",
     "RoleColumn",
     "RoleRow",
@@ -45,6 +46,7 @@ __all__ = [
     "locate_tables",
     "number_value",
     "read_role_rows",
+    "read_rows",
     "subset_value",
     "suffix_formats",
 ]
@@ -190,6 +192,37 @@ def read_role_rows(files: Sequence[InputFile], roles: Sequence[RoleColumn], *, s
                 else:
                     split = split_value(values[split_role], path, place.row, column, where="row")
             yield RoleRow(split, place, values, frozenset(have))
+
+
+_Row = TypeVar("_Row")
+
+
+def read_rows(files: Sequence[InputFile], columns: ColumnMapBase, make: Callable[[RoleRow, dict[str, str]], _Row], *,
+              what: str, roles: Sequence[RoleColumn] | None = None) -> dict[str, list[_Row]]:
+    """``make(row, role -> column)`` for every row of ``files``, per output split, in file order.
+
+    ``roles``: the roles to read (default ``columns.role_columns()``); a ``split`` column, where
+    ``columns`` maps one, names each row's split. Raises what :func:`read_role_rows` and ``make`` raise.
+    """
+    roles = columns.role_columns() if roles is None else roles
+    col = {rc.role: rc.column for rc in roles}
+    out: dict[str, list[_Row]] = {}
+    split_role = "split" if getattr(columns, "split", None) else None
+    for r in read_role_rows(files, roles, split_role=split_role, what=what):
+        out.setdefault(r.split, []).append(make(r, col))
+    return {s: out[s] for s in SPLITS if s in out}
+
+
+class ChosenRejectedColumns(ColumnMapBase):
+    """The roles every chosen/rejected layout has (preference pairs, best-of-N lists)."""
+
+    OPTIONAL: ClassVar[tuple[str, ...]] = ("prompt", "subset", "id")
+
+    prompt: str = "prompt"
+    chosen: str = "chosen"
+    rejected: str = "rejected"
+    subset: str = "subset"
+    id: str = "id"
 
 
 # --------------------------------------------------------------------------- values
