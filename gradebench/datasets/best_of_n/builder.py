@@ -30,7 +30,9 @@ from gradebench.datasets.records import InputFile
 from gradebench.datasets.responses.conversation import Conversation, answer_after, implicit_prompt, is_empty
 from gradebench.datasets.responses.lists import (
     CANDIDATE_MESSAGES,
+    PREFERENCE,
     PROMPT_MESSAGES,
+    ROW_ID,
     SUBSET,
     Candidate,
     ResponseBuilder,
@@ -78,9 +80,9 @@ class BestOfNBuilder(ResponseBuilder):
                "response(s) (1) above every rejected one (0)")
     columns = (
         SUBSET,
-        Column("source_id", pa.string(), False, "the row's id column, else <file name>:<line or row>", "query"),
+        ROW_ID,
         PROMPT_MESSAGES,
-        Column("preference", pa.string(), False, "chosen or rejected", "candidate", dictionary=True),
+        PREFERENCE,
         Column("position", pa.int32(), False, "0-based index of the response in its source list (chosen or "
                "rejected)", "candidate"),
         CANDIDATE_MESSAGES,

@@ -35,7 +35,9 @@ from gradebench.datasets.responses.conversation import (
 )
 from gradebench.datasets.responses.lists import (
     CANDIDATE_MESSAGES,
+    PREFERENCE,
     PROMPT_MESSAGES,
+    ROW_ID,
     SUBSET,
     Candidate,
     ResponseBuilder,
@@ -83,9 +85,9 @@ class PreferencesBuilder(ResponseBuilder):
                "chosen (1) above rejected (0)")
     columns = (
         SUBSET,
-        Column("source_id", pa.string(), False, "the row's id column, else <file name>:<line or row>", "query"),
+        ROW_ID,
         PROMPT_MESSAGES,
-        Column("preference", pa.string(), False, "chosen or rejected", "candidate", dictionary=True),
+        PREFERENCE,
         Column("model", pa.string(), True, "the model that wrote the response (chosen_model / rejected_model)",
                "candidate", dictionary=True),
         Column("source_score", pa.float64(), True, "the source's score of the response (score_chosen / "

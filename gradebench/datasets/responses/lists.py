@@ -45,6 +45,9 @@ PROMPT_MESSAGES = Column("prompt_messages", pa.string(), True,
                          "the prompt's chat messages as JSON ([{role, content}, ...]); null for plain text", "query")
 CANDIDATE_MESSAGES = Column("candidate_messages", pa.string(), True,
                             "the response's chat messages as JSON; null for plain text", "candidate")
+#: the row's id (chosen/rejected layouts: one list per row)
+ROW_ID = Column("source_id", pa.string(), False, "the row's id column, else <file name>:<line or row>", "query")
+PREFERENCE = Column("preference", pa.string(), False, "chosen or rejected", "candidate", dictionary=True)
 
 
 class ResponseSection(StrictModel):
