@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 
@@ -19,3 +19,12 @@ def lazy_attributes(package: str, table: Mapping[str, str], namespace: dict[str,
         return value
 
     return __getattr__
+
+
+def by_module(modules: Mapping[str, Iterable[str]]) -> dict[str, str]:
+    """``{module: names}`` turned into :func:`lazy_attributes`'s ``{name: module}`` table.
+
+    >>> by_module({"gradebench.words": ("words", "lexical_words")})
+    {'words': 'gradebench.words', 'lexical_words': 'gradebench.words'}
+    """
+    return {name: module for module, names in modules.items() for name in names}

@@ -3,7 +3,8 @@
 ``import gradebench.sources.esnli`` (before 0.9) now gives :mod:`gradebench.datasets.esnli.reader`
 itself: the same module object, so ``monkeypatch`` and ``isinstance`` behave as before. Each old
 path warns once with :class:`DeprecationWarning` naming its new home. The table below is the only
-place the old names live; nothing inside gradebench imports them.
+place the old names live; nothing inside gradebench imports them. Names that moved out of a module
+that still exists are in :data:`MOVED_NAMES`.
 """
 
 from __future__ import annotations
@@ -14,6 +15,10 @@ import importlib.machinery
 import sys
 import types
 import warnings
+from collections.abc import Callable
+from typing import Any
+
+from gradebench._lazy import lazy_attributes
 
 #: old module -> its new home
 MOVED: dict[str, str] = {
@@ -49,6 +54,20 @@ OLD_PACKAGES: dict[str, str | None] = {
     "gradebench.harness": "gradebench.experiments",
     "gradebench.results": "gradebench.experiments",
 }
+#: names that moved out of a module that still exists: module -> {name: the module that defines it
+#: now}. The old module's ``__getattr__`` (:func:`moved_names`) finds them there on first use, so
+#: the old module never names its new home itself (the store imports the record modules).
+MOVED_NAMES: dict[str, dict[str, str]] = {
+    "gradebench.experiments.record": dict.fromkeys(
+        ("record_dir", "write_parquet_atomic", "write_record", "read_record"), "gradebench.experiments.store"),
+    "gradebench.experiments.policy_record": dict.fromkeys(
+        ("write_policy_record", "read_policy_record", "list_policy_records"), "gradebench.experiments.store"),
+}
+
+
+def moved_names(module: str, namespace: dict[str, Any]) -> Callable[[str], Any]:
+    """The ``__getattr__`` of ``module`` that answers its names in :data:`MOVED_NAMES`."""
+    return lazy_attributes(module, MOVED_NAMES[module], namespace)
 
 
 def _warn(old: str, new: str) -> None:

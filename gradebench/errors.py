@@ -7,6 +7,7 @@ The CLI maps any :class:`GradebenchError` to a single line on stderr and exit co
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Protocol
 
 
 class GradebenchError(Exception):
@@ -115,3 +116,47 @@ class HubError(GradebenchError):
 
 class NotRedistributableError(GradebenchError):
     """A benchmark whose source license forbids republishing was about to be published."""
+
+
+class InvarianceError(GradebenchError):
+    """``--check-invariance`` found scores that depend on the batch (exit code 1: a finding, not bad input)."""
+
+    exit_code = 1
+
+
+class RemoteCodeError(InvalidArgumentError):
+    """The model folder asks to run its own code and ``trust_remote_code`` was not given."""
+
+
+class ModelTextError(ValueError):
+    """What is wrong with a LightGBM model string (the caller names the file).
+
+    A plain ``ValueError``, not a :class:`GradebenchError`: the caller turns it into the error
+    of its own file (a run's model, a reward's model).
+    """
+
+
+class Busy(Exception):
+    """The lock is held by another process (``pid``, None if it has not written it yet).
+
+    Raised by :mod:`gradebench.locks`; a plain ``Exception``, since the run-folder code turns it
+    into :class:`RunInUse`, the error a user sees.
+    """
+
+    def __init__(self, path: Path, pid: int | None) -> None:
+        self.path, self.pid = path, pid
+        super().__init__(f"{path} is locked by {'another process' if pid is None else f'pid {pid}'}")
+
+
+class _Described(Protocol):
+    what: str
+
+
+class RunInUse(RunError):
+    """Another live process holds the run folder's lock (``pid``: its process id, if known)."""
+
+    def __init__(self, run_dir: Path, pid: int | None, layout: _Described) -> None:
+        self.pid = pid
+        who = "another process" if pid is None else f"pid {pid}"
+        super().__init__(f"the {layout.what} folder is in use by {who}", path=run_dir,
+                         hint="wait until it ends, then run the same command again (or choose another --out)")

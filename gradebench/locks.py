@@ -21,18 +21,12 @@ import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
+from gradebench.errors import Busy
+
 try:
     import fcntl
 except ImportError:  # pragma: no cover - Windows
     fcntl = None  # type: ignore[assignment]
-
-
-class Busy(Exception):
-    """The lock is held by another process (``pid``, None if it has not written it yet)."""
-
-    def __init__(self, path: Path, pid: int | None) -> None:
-        self.path, self.pid = path, pid
-        super().__init__(f"{path} is locked by {'another process' if pid is None else f'pid {pid}'}")
 
 
 def _try_flock(fd: int) -> bool:

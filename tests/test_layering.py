@@ -10,6 +10,18 @@ layers, top to bottom (README, "Architecture"):
 A module may import its own layer's modules and any layer below. Packages on one layer may
 import each other only where :data:`SIDEWAYS` allows it. The facade (``gradebench/__init__``)
 and ``__main__`` sit above everything.
+
+Imports by name count too: a table handed to ``gradebench._lazy.lazy_attributes`` (a module's
+``__getattr__`` that imports ``table[name]`` on first use) imports every module it names, for the
+layering and for the cycle check alike. No table is exempt. A package ``__init__``'s table that
+names only its own submodules could be: a submodule importing its package (``from
+gradebench.training import TrainOptions``) and the table naming that submodule are no cycle Python
+can trip over, since the package has finished initialising before any submodule runs and its
+table is read only on a later attribute access. But no such pair exists (submodules import the
+defining module, not the package), so the check stays strict and keeps it that way. A table naming
+a sibling module (the record modules' old names, once looked up in the store, which imports them)
+is a real cycle. The old names of ``gradebench._moved`` are not imports of the package: they are
+there for users' code, and nothing inside gradebench uses them (``tests/test_moved.py``).
 """
 
 from __future__ import annotations
@@ -90,13 +102,38 @@ class _Imports(ast.NodeVisitor):
             self.found.extend((node.lineno, m) for m in submodules)
 
 
+def lazy_imports(tree: ast.Module) -> list[tuple[int, str]]:
+    """The modules named in the tables a module hands to ``lazy_attributes(package, TABLE, ...)``.
+
+    ``TABLE`` is a module-level name; every string in its assignment that names a gradebench module
+    counts (``{name: module}`` tables and ``by_module({module: names})`` tables alike).
+    """
+    tables = {
+        node.args[1].id
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Call) and len(node.args) >= 2 and isinstance(node.args[1], ast.Name)
+        and (getattr(node.func, "id", None) or getattr(node.func, "attr", None)) == "lazy_attributes"
+    }
+    found = []
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id in tables for t in node.targets):
+            found.extend(
+                (node.lineno, c.value) for c in ast.walk(node.value)
+                if isinstance(c, ast.Constant) and isinstance(c.value, str)
+                and c.value.startswith("gradebench.") and _is_module(c.value)
+            )
+    return found
+
+
 def import_graph() -> dict[str, list[tuple[int, str]]]:
+    """Module -> its imports (line, module), the modules its lazy tables name included."""
     graph: dict[str, list[tuple[int, str]]] = {}
     for path in sorted(PACKAGE.rglob("*.py")):
         name = _module_name(path)
+        tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
         visitor = _Imports(name, path.name == "__init__.py")
-        visitor.visit(ast.parse(path.read_text(encoding="utf-8"), filename=str(path)))
-        graph[name] = visitor.found
+        visitor.visit(tree)
+        graph[name] = visitor.found + lazy_imports(tree)
     return graph
 
 
@@ -221,6 +258,29 @@ def test_function_level_and_relative_imports_are_seen(tmp_path):
     visitor = _Imports("gradebench.benchmark.writer", False)
     visitor.visit(ast.parse(source))
     assert [t for _, t in visitor.found] == ["gradebench.cli.main", "gradebench.benchmark.engine"]
+
+
+def test_lazy_tables_are_imports():
+    source = (
+        "from gradebench._lazy import by_module, lazy_attributes\n"
+        "_LAZY = by_module({'gradebench.experiments.store': ('read_record',), 'gradebench.words': ('words',)})\n"
+        "_OTHER = {'x': 'gradebench.rl.grpo'}\n"
+        "__getattr__ = lazy_attributes(__name__, _LAZY, globals())\n"
+    )
+    assert lazy_imports(ast.parse(source)) == [(2, "gradebench.experiments.store"), (2, "gradebench.words")]
+    graph = import_graph()
+    assert "gradebench.experiments.build" in {t for _, t in graph["gradebench"]}
+    assert "gradebench.training.options" in {t for _, t in graph["gradebench.training"]}
+
+
+def test_a_lazy_table_naming_an_importer_is_a_cycle(graph):
+    """The record modules once named the store in their lazy tables, while the store imports them."""
+    old = ("from gradebench._lazy import lazy_attributes\n"
+           '_IN_STORE = {n: "gradebench.experiments.store" for n in ("read_record",)}\n'
+           "__getattr__ = lazy_attributes(__name__, _IN_STORE, globals())\n")
+    record = "gradebench.experiments.record"
+    graph = {**graph, record: graph[record] + lazy_imports(ast.parse(old))}
+    assert any({"gradebench.experiments.record", "gradebench.experiments.store"} <= set(c) for c in cycles(graph))
 
 
 def test_the_readme_architecture_names_every_package_and_core_module():

@@ -19,6 +19,16 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 _state = {"debug": False}
+#: cell padding of the options table in ``--help``: one space between columns (typer's default is
+#: two), so that every flag name shows in full at 80 columns (tests/cli/test_help_width.py)
+HELP_TABLE_PADDING = (0, 1, 0, 0)
+
+
+def fit_help_to_width() -> None:
+    """Narrow the gaps of typer's help tables; called only when help is shown (typer.rich_utils imports rich)."""
+    from typer import rich_utils
+
+    rich_utils.STYLE_OPTIONS_TABLE_PADDING = HELP_TABLE_PADDING
 
 
 def _print_version(value: bool) -> None:

@@ -87,9 +87,11 @@ def train(
     max_validation_queries: Annotated[Optional[int], typer.Option(
         help="early-stop on the first N validation queries only", show_default="all")] = None,
     set_: Annotated[Optional[list[str]], typer.Option(
-        "--set", help="scorer config key=value (repeatable)", show_default="the scorer's config")] = None,
+        "--set", metavar="K=V", help="scorer config key=value (repeatable)",
+        show_default="the scorer's config")] = None,
     loss_param: Annotated[Optional[list[str]], typer.Option(
-        "--loss-param", help="loss parameter key=value", show_default="the loss's defaults")] = None,
+        "--loss-param", metavar="K=V", help="loss parameter key=value (repeatable)",
+        show_default="the loss's defaults")] = None,
     resume: Annotated[bool, typer.Option(
         help="insist on continuing an interrupted run in --out (the same command continues one without it "
              "too)")] = False,

@@ -32,7 +32,7 @@ import typer
 
 from gradebench.cli._argv import GLOBAL_FLAGS, normalize, resolve
 from gradebench.cli._signals import Interrupted, exit_code, signals_as_exceptions
-from gradebench.cli.app import _state, app
+from gradebench.cli.app import _state, app, fit_help_to_width
 from gradebench.errors import GradebenchError
 from gradebench.paths import os_error_hint
 
@@ -138,6 +138,8 @@ def _is_usage(e: BaseException) -> bool:
 def _run(args: list[str]) -> int:
     root = typer.main.get_command(app)
     norm = normalize(root, args, PROG)
+    if "--help" in norm.args or not norm.args:
+        fit_help_to_width()
     # make_context + invoke, not app(): typer's own main turns Ctrl-C into a silent return
     # value and prints usage boxes; here every exception reaches main()'s single mapping
     with root.make_context(PROG, norm.args) as ctx:

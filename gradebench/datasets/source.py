@@ -20,7 +20,6 @@ benchmark fingerprints do not change. A recipe's license text names its structur
 
 from __future__ import annotations
 
-import difflib
 import re
 from collections.abc import Mapping
 from functools import lru_cache
@@ -32,6 +31,7 @@ from pydantic import Field, ValidationError, field_validator, model_validator
 
 from gradebench.errors import RecipeError
 from gradebench.io.yamlio import dotted, line_of, read_mapping, validation_problem
+from gradebench.registry import suggest
 from gradebench.strict import StrictModel
 
 __all__ = [
@@ -283,10 +283,9 @@ def resolve_source(data: Mapping[str, Any]) -> dict[str, Any]:
         return out
     if variant is not None and variant not in spec.variants:
         names = sorted(spec.variants)
-        close = difflib.get_close_matches(str(variant), names, n=1, cutoff=0.5)
         raise ValueError(
             f"source.variant {variant!r} is not a variant of family {family!r}"
-            + (f"; did you mean {close[0]!r}?" if close else "")
+            + suggest(variant, names, cutoff=0.5, n=1)
             + f" (its {SOURCE_FILE} has: {', '.join(names) or 'none'})"
         )
     if variant is None and all(k in out for k in SPEC_KEYS):

@@ -18,25 +18,19 @@ re-exported, so ``gradebench.experiments.query`` is always the module.
 
 from __future__ import annotations
 
-from gradebench._lazy import lazy_attributes
+from gradebench._lazy import by_module, lazy_attributes
 
-_LAZY = {
-    "EvalRecord": "gradebench.experiments.record",
-    "read_record": "gradebench.experiments.store",
-    "evaluate_scorer": "gradebench.experiments.evaluate",
-    "evaluate_model": "gradebench.experiments.evaluate",
-    "list_records": "gradebench.experiments.store",
-    "find_record": "gradebench.experiments.store",
-    "Leaderboard": "gradebench.experiments.leaderboard",
-    "run_query": "gradebench.experiments.query",
-    "connect": "gradebench.experiments.query",
-    "plot_run": "gradebench.experiments.plot",
-    "plot_history": "gradebench.experiments.plot",
-    "SweepResult": "gradebench.experiments.sweep",
-    "load_run": "gradebench.experiments.runs",
-    "RunInfo": "gradebench.experiments.runs",
-    "run_demo": "gradebench.experiments.demo",
-}
+_LAZY = by_module({
+    "gradebench.experiments.record": ("EvalRecord",),
+    "gradebench.experiments.store": ("read_record", "list_records", "find_record"),
+    "gradebench.experiments.evaluate": ("evaluate_scorer", "evaluate_model"),
+    "gradebench.experiments.leaderboard": ("Leaderboard",),
+    "gradebench.experiments.query": ("run_query", "connect"),
+    "gradebench.experiments.plot": ("plot_run", "plot_history"),
+    "gradebench.experiments.sweep": ("SweepResult",),
+    "gradebench.experiments.runs": ("load_run", "RunInfo"),
+    "gradebench.experiments.demo": ("run_demo",),
+})
 
 __all__ = sorted(_LAZY)
 

@@ -19,7 +19,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
-from gradebench._lazy import lazy_attributes
+from gradebench._moved import moved_names
 from gradebench.experiments.record import Environment, LossRef
 from gradebench.hashing import sha256_json
 
@@ -107,8 +107,5 @@ def policy_schema_json() -> dict[str, Any]:
             **PolicyRecord.model_json_schema(mode="serialization")}
 
 
-#: names that moved to the store, kept here for old imports only (the store imports this module, so
-#: they are looked up when first used; nothing inside gradebench uses them from here)
-_IN_STORE = {name: "gradebench.experiments.store"
-             for name in ("write_policy_record", "read_policy_record", "list_policy_records")}
-__getattr__ = lazy_attributes(__name__, _IN_STORE, globals())
+#: names that moved to the store answer old imports from here (``gradebench._moved.MOVED_NAMES``)
+__getattr__ = moved_names(__name__, globals())

@@ -37,7 +37,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
-from gradebench._lazy import lazy_attributes
+from gradebench._moved import moved_names
 from gradebench.errors import RecordError  # noqa: F401 - imported from here by older callers
 from gradebench.hashing import sha256_json
 from gradebench.paths import write_text_atomic
@@ -368,11 +368,8 @@ def file_names(rid: str) -> RecordFiles:
     return RecordFiles(predictions=rid + PREDICTIONS_SUFFIX, per_query=rid + PER_QUERY_SUFFIX)
 
 
-#: names that moved to the store, kept here for old imports only (the store imports this module, so
-#: they are looked up when first used; nothing inside gradebench uses them from here)
-_IN_STORE = {name: "gradebench.experiments.store"
-             for name in ("record_dir", "write_parquet_atomic", "write_record", "read_record")}
-__getattr__ = lazy_attributes(__name__, _IN_STORE, globals())
+#: names that moved to the store answer old imports from here (``gradebench._moved.MOVED_NAMES``)
+__getattr__ = moved_names(__name__, globals())
 
 
 # -- schema --------------------------------------------------------------------------------

@@ -61,7 +61,7 @@ from pathlib import Path
 from typing import Any, Literal, TypeVar
 
 from gradebench._version import __version__
-from gradebench.errors import GradebenchError, InvalidArgumentError, RunError
+from gradebench.errors import GradebenchError, InvalidArgumentError, RunError, RunInUse
 from gradebench.hashing import sha256_json
 from gradebench.locks import Busy, FileLock
 from gradebench.paths import check_writable_dir, publish_dir, write_json_atomic
@@ -115,16 +115,6 @@ class RunLayout:
 SCORER_RUN = RunLayout(what="run", command="gradebench train", redo="train the run again", config=RUN_CONFIG,
                        final=RUN_JSON, schema_version=RUN_SCHEMA_VERSION, resumable=True, outputs=(MODEL_DIR,),
                        scratch=(ckpts.CHECKPOINT_DIR, "history.jsonl"), checkpoints=ckpts.CHECKPOINT_DIR)
-
-
-class RunInUse(RunError):
-    """Another live process holds the run folder's lock (``pid``: its process id, if known)."""
-
-    def __init__(self, run_dir: Path, pid: int | None, layout: RunLayout) -> None:
-        self.pid = pid
-        who = "another process" if pid is None else f"pid {pid}"
-        super().__init__(f"the {layout.what} folder is in use by {who}", path=run_dir,
-                         hint="wait until it ends, then run the same command again (or choose another --out)")
 
 
 def is_main_process() -> bool:

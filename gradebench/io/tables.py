@@ -14,12 +14,12 @@ from __future__ import annotations
 
 import csv
 import json
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from gradebench.errors import SourceFormatError
+from gradebench.errors import SourceFormatError, SourceNotFoundError
 from gradebench.io.textio import JsonLinesWording, iter_jsonl, iter_text_lines, open_binary
 
 if TYPE_CHECKING:
@@ -236,3 +236,39 @@ def iter_parquet_rows(pf: pq.ParquetFile, path: Path, columns: Sequence[str]) ->
                 yield row, values
     except (pa.ArrowException, OSError) as e:
         raise SourceFormatError(f"cannot be read as Parquet: {e}", path=path, hint="re-export the file") from None
+
+
+def table_files(source: str | Path, suffix_formats: Mapping[str, str], allowed: Sequence[str]) -> list[tuple[Path, str]]:
+    """The table files ``source`` holds, each with its format: the file itself, or a folder's files.
+
+    ``suffix_formats``: lower-case file suffix -> format name; ``allowed``: the formats accepted. A
+    folder is not searched recursively; hidden files are ignored; files come in name order.
+
+    Raises:
+        SourceNotFoundError: ``source`` does not exist.
+        SourceFormatError: a file of another format, or a folder with no file of ``allowed``.
+    """
+    root = Path(source)
+    suffixes = [s for s, f in suffix_formats.items() if f in allowed]
+    if not root.exists():
+        raise SourceNotFoundError("source not found", path=root, hint="check the path")
+    if root.is_dir():
+        paths = sorted(p for p in root.iterdir() if p.is_file() and not p.name.startswith(".")
+                       and p.suffix.lower() in suffixes)
+        if not paths:
+            names = sorted(p.name for p in root.iterdir() if not p.name.startswith("."))
+            shown = ", ".join(names[:10]) + (" ..." if len(names) > 10 else "")
+            raise SourceFormatError(
+                f"no {'/'.join(suffixes)} file in this folder (it holds: {shown or 'nothing'})",
+                path=root,
+                hint="pass a folder of table files, or one file",
+            )
+    else:
+        if root.suffix.lower() not in suffixes:
+            raise SourceFormatError(
+                f"unsupported file suffix {root.suffix!r}",
+                path=root,
+                hint=f"this recipe reads {', '.join(suffixes)} files; rename the file if its suffix is wrong",
+            )
+        paths = [root]
+    return [(p, suffix_formats[p.suffix.lower()]) for p in paths]

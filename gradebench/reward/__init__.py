@@ -23,21 +23,15 @@ Submodules import torch/transformers only where needed (:class:`PolicyTokenRewar
 
 from __future__ import annotations
 
-from gradebench._lazy import lazy_attributes
+from gradebench._lazy import by_module, lazy_attributes
 
-_LAZY = {
-    "export_reward": "gradebench.reward.export",
-    "select_best_run": "gradebench.reward.export",
-    "ExportResult": "gradebench.reward.export",
-    "load": "gradebench.reward.loading",
-    "RewardFn": "gradebench.reward.loading",
-    "PolicyTokenReward": "gradebench.reward.ppo",
-    "reward_report": "gradebench.reward.report",
-    "RewardReport": "gradebench.reward.report",
-    "RewardError": "gradebench.reward.meta",
-    "REWARD_FILE": "gradebench.reward.meta",
-    "REWARD_SCHEMA_VERSION": "gradebench.reward.meta",
-}
+_LAZY = by_module({
+    "gradebench.reward.export": ("export_reward", "select_best_run", "ExportResult"),
+    "gradebench.reward.loading": ("load", "RewardFn"),
+    "gradebench.reward.ppo": ("PolicyTokenReward",),
+    "gradebench.reward.report": ("reward_report", "RewardReport"),
+    "gradebench.reward.meta": ("RewardError", "REWARD_FILE", "REWARD_SCHEMA_VERSION"),
+})
 
 __all__ = list(_LAZY)
 

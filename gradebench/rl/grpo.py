@@ -11,14 +11,12 @@ their query's reference candidate (``fair`` tier, else the median grade).
 
 from __future__ import annotations
 
-import contextlib
-import sys
 from pathlib import Path
 from typing import Any
 
 from gradebench.experiments.store import DEFAULT_RESULTS_DIR
 from gradebench.rl.options import GrpoOptions, keyword_options
-from gradebench.rl.policy import check_policy, load_policy, load_tokenizer, use_bf16
+from gradebench.rl.policy import check_policy, load_policy, load_tokenizer, train_quietly, use_bf16
 from gradebench.rl.prompts import prompt_items, reference_kind, tokenized_prompts, training_lists
 from gradebench.rl.rewards import grpo_reward_function, resolve_reward
 from gradebench.rl.runs import PolicyJob, PolicyRunResult, run_job
@@ -65,7 +63,6 @@ def grpo(
 
     def train(trainer_dir: Path, steplog: StepLog) -> Any:
         from datasets import Dataset
-        from transformers.trainer_callback import PrinterCallback, ProgressCallback
         from trl import GRPOConfig, GRPOTrainer
 
         dataset = Dataset.from_dict({k: [it.as_row()[k] for it in items] for k in ("prompt", "query", "query_id")})
@@ -81,10 +78,7 @@ def grpo(
         model = load_policy(info.path)
         trainer = GRPOTrainer(model=model, reward_funcs=[grpo_reward_function(source, items, steplog)], args=args,
                               train_dataset=dataset, processing_class=tokenizer, callbacks=[steplog.callback()])
-        trainer.remove_callback(PrinterCallback)
-        trainer.remove_callback(ProgressCallback)
-        with contextlib.redirect_stdout(sys.stderr):
-            trainer.train()
+        train_quietly(trainer)
         return trainer.accelerator.unwrap_model(trainer.model)
 
     job = PolicyJob(

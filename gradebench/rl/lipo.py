@@ -21,8 +21,6 @@ median grade), the share whose implicit reward is above the reference's.
 
 from __future__ import annotations
 
-import contextlib
-import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Literal
@@ -39,6 +37,7 @@ from gradebench.rl.policy import (
     load_tokenizer,
     sequence_kl,
     sequence_logps,
+    train_quietly,
     use_bf16,
 )
 from gradebench.rl.prompts import format_prompt, format_response, reference_index, reference_kind, training_lists
@@ -106,8 +105,7 @@ def lipo(
         trainer = make_trainer(model, tokenizer, examples, spec=spec, loss_params=opts.loss_params, beta=opts.beta,
                                steps=opts.steps, lr=opts.lr, batch_size=opts.batch_size, seed=opts.seed,
                                output_dir=trainer_dir, steplog=steplog)
-        with contextlib.redirect_stdout(sys.stderr):
-            trainer.train()
+        train_quietly(trainer)
         return trainer.model
 
     job = PolicyJob(
@@ -244,7 +242,6 @@ def make_trainer(model: Any, tokenizer: Any, examples: list[dict[str, Any]], *, 
 
     import torch
     from transformers import Trainer, TrainingArguments
-    from transformers.trainer_callback import PrinterCallback, ProgressCallback
 
     class LiPOTrainer(Trainer):
         """``compute_loss``: scores = beta * log-ratio of each candidate, loss = the ranking loss of the lists."""
@@ -279,8 +276,6 @@ def make_trainer(model: Any, tokenizer: Any, examples: list[dict[str, Any]], *, 
     trainer = LiPOTrainer(model=model, args=args, train_dataset=_ListDataset(examples),
                           data_collator=lambda batch: collate(batch, pad_id=pad_id), ref_model=ref_model,
                           callbacks=[steplog.callback()])
-    trainer.remove_callback(PrinterCallback)
-    trainer.remove_callback(ProgressCallback)
     return trainer
 
 

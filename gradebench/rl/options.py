@@ -15,7 +15,6 @@ the field's). A bad value is one :class:`~gradebench.errors.InvalidArgumentError
 
 from __future__ import annotations
 
-import difflib
 import inspect
 import typing
 from collections.abc import Callable
@@ -26,6 +25,7 @@ from pydantic import Field, ValidationError, field_validator
 from pydantic.fields import FieldInfo
 
 from gradebench.errors import GradebenchError, InvalidArgumentError
+from gradebench.registry import suggest
 from gradebench.rl.prompts import PROMPT_TEMPLATE, check_template
 from gradebench.strict import StrictModel
 
@@ -193,9 +193,8 @@ def _one_line(cls: type[PolicyOptions], err: Any) -> GradebenchError:
     name = str(err["loc"][0]) if err.get("loc") else ""
     known = [n for n in cls.model_fields]
     if err["type"] == "extra_forbidden":
-        close = difflib.get_close_matches(name, known, n=1)
-        hint = (f"did you mean {close[0]}? " if close else "") + f"options of {cls.method}: {', '.join(known)}"
-        return InvalidArgumentError(f"{cls.method} has no option {name!r}", hint=hint)
+        return InvalidArgumentError(f"{cls.method} has no option {name!r}{suggest(name, known, n=1)}",
+                                    hint=f"options of {cls.method}: {', '.join(known)}")
     info = cls.model_fields[name]
     return InvalidArgumentError(f"{flag(name)} must be {expects(info)}, got {err.get('input')!r}",
                                 hint=_extra(info, "hint"))

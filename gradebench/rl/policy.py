@@ -8,6 +8,8 @@ pure functions LiPO's scores and its KL log are made of.
 
 from __future__ import annotations
 
+import contextlib
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -185,6 +187,17 @@ def use_bf16() -> bool:
 def precision() -> str:
     """``"bf16"`` where the trainers run in bf16 mixed precision (:func:`use_bf16`), else ``"fp32"``."""
     return "bf16" if use_bf16() else "fp32"
+
+
+def train_quietly(trainer: Any) -> None:
+    """``trainer.train()`` without the Trainer's printing and progress-bar callbacks (the step log
+    reports progress) and with whatever TRL prints sent to stderr (stdout is the command's result)."""
+    from transformers.trainer_callback import PrinterCallback, ProgressCallback
+
+    trainer.remove_callback(PrinterCallback)
+    trainer.remove_callback(ProgressCallback)
+    with contextlib.redirect_stdout(sys.stderr):
+        trainer.train()
 
 
 def check_prompt_lengths(token_counts: list[int], ids: list[str], *, context: int, reserve: int,

@@ -20,15 +20,13 @@ The core paper's setting (seeds/000): GPT-2 medium, ``lr 1.4e-5``, KL coefficien
 
 from __future__ import annotations
 
-import contextlib
-import sys
 from pathlib import Path
 from typing import Any
 
 from gradebench.errors import InvalidArgumentError
 from gradebench.experiments.store import DEFAULT_RESULTS_DIR
 from gradebench.rl.options import PpoOptions, keyword_options
-from gradebench.rl.policy import check_policy, load_policy, use_bf16
+from gradebench.rl.policy import check_policy, load_policy, train_quietly, use_bf16
 from gradebench.rl.prompts import prompt_items, reference_kind, tokenized_prompts, training_lists
 from gradebench.rl.rewards import resolve_reward, token_reward_model
 from gradebench.rl.runs import PolicyJob, PolicyRunResult, run_job
@@ -73,7 +71,6 @@ def ppo(
 
     def train(trainer_dir: Path, steplog: StepLog) -> Any:
         from datasets import Dataset
-        from transformers.trainer_callback import PrinterCallback, ProgressCallback
         from trl.experimental.ppo import PPOConfig, PPOTrainer
 
         args = PPOConfig(
@@ -92,10 +89,7 @@ def ppo(
             train_dataset=Dataset.from_dict({"input_ids": prompt_ids}), value_model=_value_model(info.path),
             callbacks=[steplog.callback()],
         )
-        trainer.remove_callback(PrinterCallback)
-        trainer.remove_callback(ProgressCallback)
-        with contextlib.redirect_stdout(sys.stderr):
-            trainer.train()
+        train_quietly(trainer)
         return trainer.accelerator.unwrap_model(trainer.model).policy
 
     job = PolicyJob(

@@ -29,7 +29,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from gradebench.errors import RunError
+from gradebench.errors import ModelTextError, RunError
 
 #: the digest file written beside the model: ``<sha256>  <model file name>`` (``sha256sum`` format)
 DIGEST_SUFFIX = ".sha256"
@@ -47,10 +47,6 @@ _HEX64 = re.compile(r"^[0-9a-f]{64}$")
 _PARAM = re.compile(r"^\[[A-Za-z0-9_]+: [^\n]*\]$")
 #: a number as LightGBM writes one (``%.17g``-style, ``inf``/``nan`` spelled out); no ``_`` or spaces
 _NUMBER = re.compile(r"^[-+]?(([0-9]+\.?[0-9]*|\.[0-9]+)([eE][-+]?[0-9]+)?|inf|nan)$", re.IGNORECASE)
-
-
-class ModelTextError(ValueError):
-    """What is wrong with a model string (the caller names the file)."""
 
 
 def digest_line(sha256: str, model_name: str) -> str:

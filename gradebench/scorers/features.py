@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import hashlib
 import math
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -39,8 +38,8 @@ import scipy.sparse as sp
 
 from gradebench.benchmark.lists import Lists
 from gradebench.errors import InvalidArgumentError
+from gradebench.words import lexical_words as words  # the one lexical tokenizer (lower-cased \w+)
 
-_WORD = re.compile(r"\w+")
 _P = np.uint64(0x100000001B3)  # FNV-64 prime: the polynomial base of n-gram ids
 _M1 = np.uint64(0xBF58476D1CE4E5B9)
 _M2 = np.uint64(0x94D049BB133111EB)
@@ -59,11 +58,6 @@ DENSE_FEATURES: tuple[str, ...] = (
     "contained",  # 1 if every word of C occurs in Q (C non-empty)
     "log_new_words",  # ln(1 + |C \ Q|)
 )
-
-
-def words(text: str) -> list[str]:
-    """Lower-cased ``\\w+`` tokens of ``text``."""
-    return _WORD.findall(text.lower())
 
 
 def _mix(h: np.ndarray) -> np.ndarray:

@@ -12,23 +12,15 @@ Names are re-exported lazily, so importing this package does not import torch or
 
 from __future__ import annotations
 
-from gradebench._lazy import lazy_attributes
+from gradebench._lazy import by_module, lazy_attributes
 
-_LAZY = {
-    "TrainOptions": "gradebench.training.options",
-    "ProgressFn": "gradebench.training.options",
-    "VALIDATION_METRICS": "gradebench.training.evaluation",
-    "list_metrics": "gradebench.training.evaluation",
-    "metric_key": "gradebench.training.evaluation",
-    "ListEvalMixin": "gradebench.training.listeval",
-    "training_arguments": "gradebench.training.listeval",
-    "RichProgressCallback": "gradebench.training.listeval",
-    "EpochLogCallback": "gradebench.training.listeval",
-    "read_history": "gradebench.training.listeval",
-    "HISTORY_FILE": "gradebench.training.listeval",
-    "fit_torch_scorer": "gradebench.training.engine",
-    "CHECKPOINT_DIR": "gradebench.training.engine",
-}
+_LAZY = by_module({
+    "gradebench.training.options": ("TrainOptions", "ProgressFn"),
+    "gradebench.training.evaluation": ("VALIDATION_METRICS", "list_metrics", "metric_key"),
+    "gradebench.training.listeval": ("ListEvalMixin", "training_arguments", "RichProgressCallback",
+                                     "EpochLogCallback", "read_history", "HISTORY_FILE"),
+    "gradebench.training.engine": ("fit_torch_scorer", "CHECKPOINT_DIR"),
+})
 
 __all__ = sorted(_LAZY)
 

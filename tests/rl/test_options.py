@@ -95,7 +95,7 @@ def test_help_shows_the_defaults(capsys):
     (PpoOptions, {"steps": True}, ["--steps must be an integer >= 1, got True"]),
     (LipoOptions, {"max_queries": 0}, ["--max-queries must be an integer >= 1, got 0"]),
     (GrpoOptions, {"prompt_template": "no slot"}, ["must contain {query} exactly once"]),
-    (LipoOptions, {"stepz": 3}, ["lipo has no option 'stepz'", "did you mean steps?"]),
+    (LipoOptions, {"stepz": 3}, ["lipo has no option 'stepz'; did you mean 'steps'?"]),
 ])
 def test_a_bad_option_is_one_line_naming_the_flag(model, kwargs, words):
     with pytest.raises(InvalidArgumentError) as e:

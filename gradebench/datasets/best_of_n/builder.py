@@ -24,13 +24,15 @@ import pyarrow as pa
 from pydantic import Field
 
 from gradebench.datasets import register_builder
-from gradebench.datasets.base import Column, GradedList, Selection
+from gradebench.datasets.base import Column, GradedList
 from gradebench.datasets.best_of_n.reader import BestOfNColumns, BestOfNRow, read_best_of_n
 from gradebench.datasets.records import InputFile
 from gradebench.datasets.responses.conversation import Conversation, answer_after, implicit_prompt, is_empty
 from gradebench.datasets.responses.lists import (
     CANDIDATE_MESSAGES,
+    PREFERENCE,
     PROMPT_MESSAGES,
+    ROW_ID,
     SUBSET,
     Candidate,
     ResponseBuilder,
@@ -38,11 +40,7 @@ from gradebench.datasets.responses.lists import (
     assemble,
     query_key,
 )
-from gradebench.datasets.responses.table import suffix_formats
 from gradebench.hashing import short_id
-
-FORMATS = tuple(suffix_formats("best-of-n").values())
-
 
 class BestOfNSection(ResponseSection):
     """Recipe keys of the ``best-of-n`` builder."""
@@ -77,15 +75,14 @@ class BestOfNBuilder(ResponseBuilder):
     name = "best-of-n"
     version = 1
     section: ClassVar[type] = BestOfNSection
-    formats = FORMATS
     format_prefix = "best-of-n"
     summary = ("best-of-N lists (RewardBench 2 layout, CSV/JSONL/Parquet, text or chat): per row, the chosen "
                "response(s) (1) above every rejected one (0)")
     columns = (
         SUBSET,
-        Column("source_id", pa.string(), False, "the row's id column, else <file name>:<line or row>", "query"),
+        ROW_ID,
         PROMPT_MESSAGES,
-        Column("preference", pa.string(), False, "chosen or rejected", "candidate", dictionary=True),
+        PREFERENCE,
         Column("position", pa.int32(), False, "0-based index of the response in its source list (chosen or "
                "rejected)", "candidate"),
         CANDIDATE_MESSAGES,
@@ -94,34 +91,13 @@ class BestOfNBuilder(ResponseBuilder):
     def read(self, files: Sequence[InputFile]) -> Mapping[str, Sequence[BestOfNRow]]:
         return read_best_of_n(files, self.recipe.columns, self.recipe.messages)
 
-    def select(self, records: Mapping[str, Sequence[BestOfNRow]], *, limit: int | None) -> Selection:
-        skipped: Counter = Counter()
-        units: list[GradedList] = []
-        seen: set[str] = set()
-        for split in records:
-            for n, row in enumerate(records[split]):
-                if limit is not None and n >= limit:
-                    break
-                made = self._graded_list(row)
-                if isinstance(made, str):
-                    skipped[made] += 1
-                elif made[0].query_id in seen:
-                    skipped["duplicate_list"] += 1
-                else:
-                    seen.add(made[0].query_id)
-                    units.append(made[0])
-                    skipped.update(made[1])  # responses dropped from a list that is kept
-        return Selection(units=units, skipped=skipped)
-
-    def _graded_list(self, row: BestOfNRow) -> tuple[GradedList, Counter] | str:
-        """The row's list and the responses dropped from it, or the reason the row is skipped."""
+    def _graded_list(self, row: BestOfNRow, drops: Counter) -> GradedList | str:
         parts = split_row(row)
         if isinstance(parts, str):
             return parts
         prompt, chosen, rejected = parts
         if is_empty(prompt):
             return "empty_prompt"
-        drops: Counter = Counter()
         kept: dict[tuple[str, str], Candidate] = {}
         for grade, label, answers in ((1, "chosen", chosen), (0, "rejected", rejected)):
             for k, answer in enumerate(answers):
@@ -142,9 +118,8 @@ class BestOfNBuilder(ResponseBuilder):
         keys = sorted(c.key for c in cands)
         qid = short_id("query", *query_key(row.subset, prompt), *(part for key in keys for part in key))
         r = self.recipe
-        gl = assemble(namespace=r.seed_namespace, shuffle=r.shuffle_candidates, query_id=qid, prompt=prompt,
-                      split=row.split, candidates=cands, query_extra=(row.subset, row.source_id))
-        return gl, drops
+        return assemble(namespace=r.seed_namespace, shuffle=r.shuffle_candidates, query_id=qid, prompt=prompt,
+                        split=row.split, candidates=cands, query_extra=(row.subset, row.source_id))
 
     def card_section(self) -> list[str]:
         return [

@@ -19,26 +19,26 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import Any
 
-from gradebench.datasets.records import SPLITS, InputFile
+from gradebench.datasets.records import InputFile
 from gradebench.datasets.responses.conversation import Conversation, MessagesMode, looks_like_messages, parse_value
-from gradebench.datasets.responses.table import ColumnMapBase, id_value, list_value, read_role_rows, subset_value
+from gradebench.datasets.responses.table import (
+    ChosenRejectedColumns,
+    RoleRow,
+    id_value,
+    list_value,
+    read_rows,
+    subset_value,
+)
 from gradebench.io.table_rows import RowPlace
 
 __all__ = ["BestOfNColumns", "BestOfNRow", "read_best_of_n", "responses"]
 
 
-class BestOfNColumns(ColumnMapBase):
+class BestOfNColumns(ChosenRejectedColumns):
     """The source table's column for each role of a best-of-N row (JSON Lines: a dotted path may reach inside)."""
 
-    OPTIONAL: ClassVar[tuple[str, ...]] = ("prompt", "subset", "id")
-
-    prompt: str = "prompt"
-    chosen: str = "chosen"
-    rejected: str = "rejected"
-    subset: str = "subset"
-    id: str = "id"
     split: str | None = None
 
 
@@ -72,11 +72,8 @@ def read_best_of_n(files: Sequence[InputFile], columns: BestOfNColumns,
         SourceFormatError: a missing required column, a value of the wrong type, a malformed chat
             message, or plain-text responses without a prompt column, each naming the file and line.
     """
-    roles = columns.role_columns()
-    col = {rc.role: rc.column for rc in roles}
-    out: dict[str, list[BestOfNRow]] = {}
-    for r in read_role_rows(files, roles, split_role="split" if columns.split else None,
-                            what="a best-of-N table"):
+
+    def row(r: RoleRow, col: dict[str, str]) -> BestOfNRow:
         v, place = r.values, r.place
         chosen = responses(v["chosen"], mode, place, col["chosen"], "chosen")
         rejected = responses(v["rejected"], mode, place, col["rejected"], "rejected")
@@ -87,12 +84,8 @@ def read_best_of_n(files: Sequence[InputFile], columns: BestOfNColumns,
                 "cannot be told from the responses",
                 "map the prompt (--map prompt=COLUMN), or give the responses as chat conversations",
             )
-        out.setdefault(r.split, []).append(BestOfNRow(
-            split=r.split,
-            source_id=id_value(v["id"], place, col["id"]),
-            subset=subset_value(v["subset"], place, col["subset"]),
-            prompt=prompt,
-            chosen=chosen,
-            rejected=rejected,
-        ))
-    return {s: out[s] for s in SPLITS if s in out}
+        return BestOfNRow(split=r.split, source_id=id_value(v["id"], place, col["id"]),
+                          subset=subset_value(v["subset"], place, col["subset"]), prompt=prompt, chosen=chosen,
+                          rejected=rejected)
+
+    return read_rows(files, columns, row, what="a best-of-N table")

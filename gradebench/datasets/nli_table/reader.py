@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from gradebench.datasets.records import SPLITS, InputFile, NLIExample
-from gradebench.errors import SourceFormatError, SourceNotFoundError
+from gradebench.errors import SourceFormatError
 from gradebench.io.tables import (
     ABSENT,
     TableJsonWording,
@@ -45,6 +45,7 @@ from gradebench.io.tables import (
     keys_near,
     lookup,
     open_parquet,
+    table_files,
 )
 
 # TableJsonWording, iter_table_jsonl and iter_tsv moved to gradebench.io.tables; still importable from here
@@ -350,44 +351,24 @@ def format_of(path: str | Path) -> str | None:
     return SUFFIX_FORMATS.get(Path(path).suffix.lower())
 
 
-def locate_table(source: str | Path, formats: Sequence[str] = FORMATS, *, split_column: bool = False) -> list[InputFile]:
+def locate_table(source: str | Path, formats: Sequence[str] = FORMATS, *, split_column: bool = False,
+                 suffix_formats: Mapping[str, str] = SUFFIX_FORMATS) -> list[InputFile]:
     """The table files ``source`` holds: the file itself, or every file of a folder with a known suffix.
 
-    A folder is not searched recursively; hidden files are ignored; files come in name order.
-    Only ``formats`` are accepted. A file's split comes from its name (:func:`split_from_name`,
-    ``test`` when it names none); its role is ``"<format>:<file name>:<split>"``, or
-    ``"<format>:<file name>:split-column"`` when a split column decides instead.
+    A folder is not searched recursively; hidden files are ignored; files come in name order
+    (:func:`gradebench.io.tables.table_files`). Only ``formats`` are accepted; ``suffix_formats``
+    maps a file suffix to its format (the response families name their own). A file's split comes
+    from its name (:func:`split_from_name`, ``test`` when it names none); its role is
+    ``"<format>:<file name>:<split>"``, or ``"<format>:<file name>:split-column"`` when a split
+    column decides instead (the file's split then being a placeholder).
 
     Raises:
         SourceNotFoundError: ``source`` does not exist.
-        SourceFormatError: a file of another format, or a folder with no file of ``formats``.
+        SourceFormatError: a file of another format, a folder with no file of ``formats``, or a
+            file name naming two splits.
     """
-    root = Path(source)
-    allowed = [s for s, f in SUFFIX_FORMATS.items() if f in formats]
-    if not root.exists():
-        raise SourceNotFoundError("source not found", path=root, hint="check the path")
-    if root.is_dir():
-        paths = sorted(p for p in root.iterdir() if p.is_file() and not p.name.startswith(".")
-                       and p.suffix.lower() in allowed)
-        if not paths:
-            names = sorted(p.name for p in root.iterdir() if not p.name.startswith("."))
-            shown = ", ".join(names[:10]) + (" ..." if len(names) > 10 else "")
-            raise SourceFormatError(
-                f"no {'/'.join(allowed)} file in this folder (it holds: {shown or 'nothing'})",
-                path=root,
-                hint="pass a folder of table files, or one file",
-            )
-    else:
-        if root.suffix.lower() not in allowed:
-            raise SourceFormatError(
-                f"unsupported file suffix {root.suffix!r}",
-                path=root,
-                hint=f"this recipe reads {', '.join(allowed)} files; rename the file if its suffix is wrong",
-            )
-        paths = [root]
     out = []
-    for p in paths:
-        fmt = SUFFIX_FORMATS[p.suffix.lower()]
+    for p, fmt in table_files(source, suffix_formats, formats):
         if split_column:
             out.append(InputFile(str(p), f"{fmt}:{p.name}:split-column", "test"))
         else:

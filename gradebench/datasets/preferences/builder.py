@@ -24,7 +24,7 @@ import pyarrow as pa
 from pydantic import Field
 
 from gradebench.datasets import register_builder
-from gradebench.datasets.base import Column, GradedList, Selection
+from gradebench.datasets.base import Column, GradedList
 from gradebench.datasets.preferences.reader import PairColumns, PairRow, read_pairs
 from gradebench.datasets.records import InputFile
 from gradebench.datasets.responses.conversation import (
@@ -35,7 +35,9 @@ from gradebench.datasets.responses.conversation import (
 )
 from gradebench.datasets.responses.lists import (
     CANDIDATE_MESSAGES,
+    PREFERENCE,
     PROMPT_MESSAGES,
+    ROW_ID,
     SUBSET,
     Candidate,
     ResponseBuilder,
@@ -43,11 +45,7 @@ from gradebench.datasets.responses.lists import (
     assemble,
     query_key,
 )
-from gradebench.datasets.responses.table import suffix_formats
 from gradebench.hashing import short_id
-
-FORMATS = tuple(suffix_formats("preferences").values())
-
 
 class PreferencesSection(ResponseSection):
     """Recipe keys of the ``preferences`` builder."""
@@ -81,15 +79,15 @@ class PreferencesBuilder(ResponseBuilder):
     name = "preferences"
     version = 1
     section: ClassVar[type] = PreferencesSection
-    formats = FORMATS
     format_prefix = "preferences"
+    duplicate_reason = "duplicate_pair"
     summary = ("pairwise preferences (TRL / RewardBench layouts, CSV/JSONL/Parquet, text or chat): per row, "
                "chosen (1) above rejected (0)")
     columns = (
         SUBSET,
-        Column("source_id", pa.string(), False, "the row's id column, else <file name>:<line or row>", "query"),
+        ROW_ID,
         PROMPT_MESSAGES,
-        Column("preference", pa.string(), False, "chosen or rejected", "candidate", dictionary=True),
+        PREFERENCE,
         Column("model", pa.string(), True, "the model that wrote the response (chosen_model / rejected_model)",
                "candidate", dictionary=True),
         Column("source_score", pa.float64(), True, "the source's score of the response (score_chosen / "
@@ -100,25 +98,7 @@ class PreferencesBuilder(ResponseBuilder):
     def read(self, files: Sequence[InputFile]) -> Mapping[str, Sequence[PairRow]]:
         return read_pairs(files, self.recipe.columns, self.recipe.messages)
 
-    def select(self, records: Mapping[str, Sequence[PairRow]], *, limit: int | None) -> Selection:
-        skipped: Counter = Counter()
-        units: list[GradedList] = []
-        seen: set[str] = set()
-        for split in records:
-            for n, row in enumerate(records[split]):
-                if limit is not None and n >= limit:
-                    break
-                made = self._graded_list(row)
-                if isinstance(made, str):
-                    skipped[made] += 1
-                elif made.query_id in seen:
-                    skipped["duplicate_pair"] += 1
-                else:
-                    seen.add(made.query_id)
-                    units.append(made)
-        return Selection(units=units, skipped=skipped)
-
-    def _graded_list(self, row: PairRow) -> GradedList | str:
+    def _graded_list(self, row: PairRow, drops: Counter) -> GradedList | str:
         parts = split_pair(row)
         if isinstance(parts, str):
             return parts

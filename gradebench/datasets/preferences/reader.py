@@ -25,25 +25,27 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import ClassVar
 
-from gradebench.datasets.records import SPLITS, InputFile
+from gradebench.datasets.records import InputFile
 from gradebench.datasets.responses.conversation import Conversation, MessagesMode, parse_value
-from gradebench.datasets.responses.table import ColumnMapBase, id_value, number_value, read_role_rows, subset_value
+from gradebench.datasets.responses.table import (
+    ChosenRejectedColumns,
+    RoleRow,
+    id_value,
+    number_value,
+    read_rows,
+    subset_value,
+)
 
 __all__ = ["PairColumns", "PairRow", "read_pairs"]
 
 
-class PairColumns(ColumnMapBase):
+class PairColumns(ChosenRejectedColumns):
     """The source table's column for each role of a preference pair (JSON Lines: a dotted path may reach inside)."""
 
     OPTIONAL: ClassVar[tuple[str, ...]] = (
-        "prompt", "subset", "id", "chosen_model", "rejected_model", "score_chosen", "score_rejected",
+        *ChosenRejectedColumns.OPTIONAL, "chosen_model", "rejected_model", "score_chosen", "score_rejected",
     )
 
-    prompt: str = "prompt"
-    chosen: str = "chosen"
-    rejected: str = "rejected"
-    subset: str = "subset"
-    id: str = "id"
     chosen_model: str = "chosen_model"
     rejected_model: str = "rejected_model"
     score_chosen: str = "score_chosen"
@@ -83,11 +85,8 @@ def read_pairs(files: Sequence[InputFile], columns: PairColumns, mode: MessagesM
             messages), each naming the file and line; and those of
             :func:`~gradebench.datasets.responses.table.read_role_rows`.
     """
-    roles = columns.role_columns()
-    col = {rc.role: rc.column for rc in roles}
-    out: dict[str, list[PairRow]] = {}
-    for r in read_role_rows(files, roles, split_role="split" if columns.split else None,
-                            what="a preference-pairs table"):
+
+    def row(r: RoleRow, col: dict[str, str]) -> PairRow:
         v, place = r.values, r.place
         has_prompt = "prompt" in r.present
         chosen = parse_value(v["chosen"], mode, place, col["chosen"])
@@ -100,7 +99,7 @@ def read_pairs(files: Sequence[InputFile], columns: PairColumns, mode: MessagesM
                 "map the prompt (--map prompt=COLUMN), or give chosen/rejected as chat messages (TRL's implicit "
                 "prompt layout)",
             )
-        out.setdefault(r.split, []).append(PairRow(
+        return PairRow(
             split=r.split,
             source_id=id_value(v["id"], place, col["id"]),
             subset=subset_value(v["subset"], place, col["subset"]),
@@ -111,5 +110,6 @@ def read_pairs(files: Sequence[InputFile], columns: PairColumns, mode: MessagesM
             rejected_model=_model(v["rejected_model"], place, col["rejected_model"]),
             score_chosen=number_value(v["score_chosen"], place, f"column {col['score_chosen']!r}"),
             score_rejected=number_value(v["score_rejected"], place, f"column {col['score_rejected']!r}"),
-        ))
-    return {s: out[s] for s in SPLITS if s in out}
+        )
+
+    return read_rows(files, columns, row, what="a preference-pairs table")

@@ -45,10 +45,8 @@ from gradebench.datasets.responses.lists import (
     query_key,
     response_key,
 )
-from gradebench.datasets.responses.table import suffix_formats
 from gradebench.hashing import short_id
 
-FORMATS = tuple(suffix_formats("ratings").values())
 #: grades are compared (ranked, deduplicated) rounded to this many decimals, so a weighted mean's
 #: float noise never splits a tie
 GRADE_DECIMALS = 9
@@ -136,7 +134,6 @@ class RatingsBuilder(ResponseBuilder):
     name = "ratings"
     version = 1
     section: ClassVar[type] = RatingsSection
-    formats = FORMATS
     format_prefix = "ratings"
     summary = ("multi-response ratings (UltraFeedback / HelpSteer layouts, CSV/JSONL/Parquet, text or chat): per "
                "prompt, its responses graded by one aspect's rating or a weighted mean")

@@ -28,15 +28,16 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import Field, field_validator
 
-from gradebench.datasets.records import SPLITS, InputFile
+from gradebench.datasets.records import InputFile
 from gradebench.datasets.responses.conversation import Conversation, MessagesMode, parse_value
 from gradebench.datasets.responses.table import (
     ColumnMapBase,
     RoleColumn,
+    RoleRow,
     id_value,
     list_value,
     number_value,
-    read_role_rows,
+    read_rows,
     subset_value,
 )
 from gradebench.io.table_rows import RowPlace
@@ -186,11 +187,8 @@ def read_ratings(files: Sequence[InputFile], columns: RatingsColumns, layout: La
             type, a malformed chat message, a rating that is no number or outside the range,
             each naming the file and line.
     """
-    roles = columns.table_roles(layout)
-    col = {rc.role: rc.column for rc in roles}
-    out: dict[str, list[RatingsRow]] = {}
-    for r in read_role_rows(files, roles, split_role="split" if columns.split else None,
-                            what="a ratings table"):
+
+    def row(r: RoleRow, col: dict[str, str]) -> RatingsRow:
         v, place = r.values, r.place
         row_id = id_value(v["id"], place, col["id"])
         prompt = parse_value(v["prompt"], mode, place, col["prompt"])
@@ -201,6 +199,6 @@ def read_ratings(files: Sequence[InputFile], columns: RatingsColumns, layout: La
                             for name, column in columns.aspects.items())
             completions = (Completion(parse_value(v["response"], mode, place, col["response"]),
                                       _model(v["model"], place, f"column {col['model']!r}"), row_id, ratings),)
-        out.setdefault(r.split, []).append(RatingsRow(r.split, subset_value(v["subset"], place, col["subset"]),
-                                                      prompt, completions))
-    return {s: out[s] for s in SPLITS if s in out}
+        return RatingsRow(r.split, subset_value(v["subset"], place, col["subset"]), prompt, completions)
+
+    return read_rows(files, columns, row, what="a ratings table", roles=columns.table_roles(layout))

@@ -10,15 +10,16 @@ columns. Candidates are ordered by a content digest when ``shuffle_candidates`` 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections import Counter
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import pyarrow as pa
 from pydantic import Field
 
-from gradebench.datasets.base import Builder, Column, GradedList
+from gradebench.datasets.base import Builder, Column, GradedList, Selection
 from gradebench.datasets.common import shuffled_order
 from gradebench.datasets.records import InputFile
 from gradebench.datasets.responses.conversation import Conversation, MessagesMode, messages_json, render
@@ -44,6 +45,9 @@ PROMPT_MESSAGES = Column("prompt_messages", pa.string(), True,
                          "the prompt's chat messages as JSON ([{role, content}, ...]); null for plain text", "query")
 CANDIDATE_MESSAGES = Column("candidate_messages", pa.string(), True,
                             "the response's chat messages as JSON; null for plain text", "candidate")
+#: the row's id (chosen/rejected layouts: one list per row)
+ROW_ID = Column("source_id", pa.string(), False, "the row's id column, else <file name>:<line or row>", "query")
+PREFERENCE = Column("preference", pa.string(), False, "chosen or rejected", "candidate", dictionary=True)
 
 
 class ResponseSection(StrictModel):
@@ -120,10 +124,46 @@ def assemble(
 
 
 class ResponseBuilder(Builder):
-    """Base of the response-ranking builders: table files found by suffix, splits from names or a column."""
+    """Base of the response-ranking builders: table files found by suffix, splits from names or a column.
+
+    A subclass names its ``format_prefix`` (its ``formats`` follow from it). :meth:`select` makes
+    one list per row with ``_graded_list``; a family that groups rows (ratings) overrides it.
+    """
 
     #: the family's format prefix (``"preferences"`` -> formats ``preferences-csv``, ...)
     format_prefix: ClassVar[str]
+    #: the skip reason of a list whose query id an earlier row already gave
+    duplicate_reason: ClassVar[str] = "duplicate_list"
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if "format_prefix" in cls.__dict__ and "formats" not in cls.__dict__:
+            cls.formats = tuple(suffix_formats(cls.format_prefix).values())
+
+    def select(self, records: Mapping[str, Sequence[Any]], *, limit: int | None) -> Selection:
+        """One list per row (the first ``limit`` rows of each split); a repeated list is skipped."""
+        skipped: Counter = Counter()
+        units: list[GradedList] = []
+        seen: set[str] = set()
+        for split in records:
+            for n, row in enumerate(records[split]):
+                if limit is not None and n >= limit:
+                    break
+                drops: Counter = Counter()
+                made = self._graded_list(row, drops)
+                if isinstance(made, str):
+                    skipped[made] += 1
+                elif made.query_id in seen:
+                    skipped[self.duplicate_reason] += 1
+                else:
+                    seen.add(made.query_id)
+                    units.append(made)
+                    skipped.update(drops)  # responses dropped from a list that is kept
+        return Selection(units=units, skipped=skipped)
+
+    def _graded_list(self, row: Any, drops: Counter) -> GradedList | str:
+        """The row's list, or the reason it is skipped; responses dropped from it are counted in ``drops``."""
+        raise NotImplementedError
 
     def locate(self, source: Path) -> list[InputFile]:
         return locate_tables(source, suffix_formats(self.format_prefix), self.recipe.source.formats,

@@ -19,24 +19,25 @@ What they share lives here:
 
 from __future__ import annotations
 
-import difflib
 import math
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypeVar
 
 from pydantic import model_validator
 
-from gradebench.datasets.nli_table.reader import split_from_name, split_value
-from gradebench.datasets.records import InputFile
-from gradebench.errors import SourceFormatError, SourceNotFoundError
+from gradebench.datasets.nli_table.reader import locate_table, split_value
+from gradebench.datasets.records import SPLITS, InputFile
+from gradebench.errors import SourceFormatError
 from gradebench.io.table_rows import RowPlace, json_in_text, read_table_rows, table_kind
 from gradebench.io.tables import ABSENT, keys_near, lookup
 from gradebench.io.textio import json_kind
+from gradebench.registry import suggest
 from gradebench.strict import StrictModel
 
 __all__ = [
+    "ChosenRejectedColumns",
     "ColumnMapBase",
     "RoleColumn",
     "RoleRow",
@@ -45,6 +46,7 @@ __all__ = [
     "locate_tables",
     "number_value",
     "read_role_rows",
+    "read_rows",
     "subset_value",
     "suffix_formats",
 ]
@@ -112,47 +114,10 @@ def locate_tables(source: str | Path, formats: Mapping[str, str], allowed: Seque
     """The table files ``source`` holds: the file itself, or every table file of a folder.
 
     ``formats``: suffix -> format name (:func:`suffix_formats`); ``allowed``: the recipe's
-    formats. A folder is not searched recursively; hidden files are ignored; files come in name
-    order. A file's role is ``"<format>:<file name>:<split>"`` (``split-column`` when a split
-    column decides, the file's split then being a placeholder).
-
-    Raises:
-        SourceNotFoundError: ``source`` does not exist.
-        SourceFormatError: a file of another format, a folder with none of ``allowed``, or a file
-            name naming two splits.
+    formats. Files and splits are found as :func:`~gradebench.datasets.nli_table.reader.locate_table`
+    finds them.
     """
-    root = Path(source)
-    suffixes = [s for s, f in formats.items() if f in allowed]
-    if not root.exists():
-        raise SourceNotFoundError("source not found", path=root, hint="check the path")
-    if root.is_dir():
-        paths = sorted(p for p in root.iterdir() if p.is_file() and not p.name.startswith(".")
-                       and p.suffix.lower() in suffixes)
-        if not paths:
-            names = sorted(p.name for p in root.iterdir() if not p.name.startswith("."))
-            shown = ", ".join(names[:10]) + (" ..." if len(names) > 10 else "")
-            raise SourceFormatError(
-                f"no {'/'.join(suffixes)} file in this folder (it holds: {shown or 'nothing'})",
-                path=root,
-                hint="pass a folder of table files, or one file",
-            )
-    else:
-        if root.suffix.lower() not in suffixes:
-            raise SourceFormatError(
-                f"unsupported file suffix {root.suffix!r}",
-                path=root,
-                hint=f"this recipe reads {', '.join(suffixes)} files; rename the file if its suffix is wrong",
-            )
-        paths = [root]
-    out = []
-    for p in paths:
-        fmt = formats[p.suffix.lower()]
-        if split_column:
-            out.append(InputFile(str(p), f"{fmt}:{p.name}:split-column", "test"))
-        else:
-            split = split_from_name(p) or "test"
-            out.append(InputFile(str(p), f"{fmt}:{p.name}:{split}", split))
-    return out
+    return locate_table(source, allowed, split_column=split_column, suffix_formats=formats)
 
 
 # --------------------------------------------------------------------------- reading rows
@@ -171,10 +136,9 @@ class RoleRow:
 
 def _missing_error(place: RowPlace, rc: RoleColumn, present: Sequence[str], what: str) -> SourceFormatError:
     shown = ", ".join(repr(c) for c in list(present)[:30]) + (" ..." if len(present) > 30 else "")
-    close = difflib.get_close_matches(rc.column, [str(c) for c in present], n=1, cutoff=0.6)
     return place.error(
         f"has no column {rc.column!r} (mapped as {rc.role}); its {what}: {shown or '(none)'}"
-        + (f"; did you mean {close[0]!r}?" if close else ""),
+        + suggest(rc.column, [str(c) for c in present], n=1),
         f"map {rc.role} to one of these (recipe key columns.{rc.role} or --map {rc.role}=COLUMN)",
     )
 
@@ -228,6 +192,37 @@ def read_role_rows(files: Sequence[InputFile], roles: Sequence[RoleColumn], *, s
                 else:
                     split = split_value(values[split_role], path, place.row, column, where="row")
             yield RoleRow(split, place, values, frozenset(have))
+
+
+_Row = TypeVar("_Row")
+
+
+def read_rows(files: Sequence[InputFile], columns: ColumnMapBase, make: Callable[[RoleRow, dict[str, str]], _Row], *,
+              what: str, roles: Sequence[RoleColumn] | None = None) -> dict[str, list[_Row]]:
+    """``make(row, role -> column)`` for every row of ``files``, per output split, in file order.
+
+    ``roles``: the roles to read (default ``columns.role_columns()``); a ``split`` column, where
+    ``columns`` maps one, names each row's split. Raises what :func:`read_role_rows` and ``make`` raise.
+    """
+    roles = columns.role_columns() if roles is None else roles
+    col = {rc.role: rc.column for rc in roles}
+    out: dict[str, list[_Row]] = {}
+    split_role = "split" if getattr(columns, "split", None) else None
+    for r in read_role_rows(files, roles, split_role=split_role, what=what):
+        out.setdefault(r.split, []).append(make(r, col))
+    return {s: out[s] for s in SPLITS if s in out}
+
+
+class ChosenRejectedColumns(ColumnMapBase):
+    """The roles every chosen/rejected layout has (preference pairs, best-of-N lists)."""
+
+    OPTIONAL: ClassVar[tuple[str, ...]] = ("prompt", "subset", "id")
+
+    prompt: str = "prompt"
+    chosen: str = "chosen"
+    rejected: str = "rejected"
+    subset: str = "subset"
+    id: str = "id"
 
 
 # --------------------------------------------------------------------------- values

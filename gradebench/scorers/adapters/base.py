@@ -27,7 +27,7 @@ import numpy as np
 from pydantic import Field
 
 from gradebench.benchmark.lists import Lists
-from gradebench.errors import GradebenchError, InvalidArgumentError
+from gradebench.errors import InvalidArgumentError, InvarianceError
 from gradebench.hashing import sha256_json
 from gradebench.scorers.adapters.model_files import (
     ModelFolder,
@@ -81,12 +81,6 @@ class ModelConfig(ScorerConfig):
     bucket: bool = True
     invariance_queries: int = Field(32, ge=1)
     invariance_tolerance: float | None = Field(None, gt=0)
-
-
-class InvarianceError(GradebenchError):
-    """``--check-invariance`` found scores that depend on the batch (exit code 1: a finding, not bad input)."""
-
-    exit_code = 1
 
 
 def load_error(e: Exception, folder: ModelFolder, what: str) -> InvalidArgumentError:

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from gradebench.errors import InvalidArgumentError, SourceNotFoundError
+from gradebench.errors import InvalidArgumentError, RemoteCodeError, SourceNotFoundError
 from gradebench.hashing import sha256_file, sha256_json
 
 __all__ = [
@@ -50,10 +50,6 @@ TOKENIZER_SUFFIXES = (".model", ".tiktoken")
 SKIPPED_DIRS = frozenset({"onnx", "openvino", ".git", ".cache", ".huggingface"})
 MODEL_HINT = "give a local model folder (config.json, weights, tokenizer) or a Hugging Face Hub id"
 _HUB_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*(/[A-Za-z0-9][A-Za-z0-9._-]*)?$")
-
-
-class RemoteCodeError(InvalidArgumentError):
-    """The model folder asks to run its own code and ``trust_remote_code`` was not given."""
 
 
 @dataclass(frozen=True)
