@@ -279,7 +279,8 @@ class LexicalGBDT(Scorer):
             columns = np.asarray(meta["columns"], dtype=np.int64)
             uses_label = bool(meta["label_crosses"])
         except (KeyError, TypeError, ValueError) as e:
-            raise RunError(f"the lexical-gbdt metadata lacks or garbles {e}", path=meta_path, hint=_REDO) from None
+            raise RunError(f"the lexical-gbdt metadata has no usable columns or label_crosses ({type(e).__name__}: {e})",
+                           path=meta_path, hint=_REDO) from None
         if columns.ndim != 1 or booster.num_feature() != len(DENSE_NAMES) + len(columns):
             raise RunError("the saved lexical-gbdt model and its metadata disagree on the features", path=path,
                            hint=_REDO)
