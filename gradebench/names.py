@@ -21,9 +21,13 @@ SPLITS = ("train", "validation", "test")
 #: a benchmark's data files, relative to its folder
 DATA_FILE_PATTERN = r"^data/(train|validation|test)-[0-9]{5}-of-[0-9]{5}\.parquet$"
 
+#: a publish folder's data files, relative to it (``data/<config>/<split>-NNNNN-of-NNNNN.parquet``)
+PUBLISHED_FILE_PATTERN = r"^data/([a-z][a-z0-9_-]*)/(train|validation|test)-[0-9]{5}-of-[0-9]{5}\.parquet$"
+
 _NAME = re.compile(NAME_PATTERN)
 _FINGERPRINT = re.compile(FINGERPRINT_PATTERN)
 _DATA_FILE = re.compile(DATA_FILE_PATTERN)
+_PUBLISHED_FILE = re.compile(PUBLISHED_FILE_PATTERN)
 
 
 def check_name(
@@ -53,5 +57,17 @@ def check_data_file(value: object, *, split: str, path: str | Path | None = None
         raise BenchmarkError(
             f"split {split!r} lists the file {value!r}, not a data file of that split", path=path,
             hint="the manifest was edited; rebuild with `gradebench build ... --force`",
+        )
+    return value
+
+
+def check_published_file(value: object, *, config: str, path: str | Path | None = None) -> str:
+    """A data file name of config ``config`` as a publish folder's ``gradebench.json`` lists it
+    (``data/<config>/<split>-NNNNN-of-NNNNN.parquet``)."""
+    m = _PUBLISHED_FILE.match(value) if isinstance(value, str) else None
+    if m is None or m.group(1) != config:
+        raise BenchmarkError(
+            f"{value!r} is not a data file of config {config!r} (data/{config}/<split>-NNNNN-of-NNNNN.parquet)",
+            path=path, hint="the index was edited; publish the folder again (or download it again)",
         )
     return value

@@ -7,6 +7,7 @@ were deleted, truncated or edited is detected before it is trusted.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -18,6 +19,7 @@ from gradebench.hashing import sha256_file
 from gradebench.names import SPLITS, check_data_file, check_fingerprint, check_name
 
 _FIX = "rebuild with `gradebench build ... --force`"
+_SHA256 = re.compile(r"^[0-9a-f]{64}$")
 
 
 def file_digests(root: Path, names: Sequence[str]) -> dict[str, dict[str, Any]]:
@@ -61,15 +63,16 @@ def check_manifest(m: Any, path: Path) -> dict[str, Any]:
     _need(len(set(listed)) == len(listed), "a data file is listed twice", path)
     _need(isinstance(m.get("skipped"), dict), "'skipped' must be an object", path)
     _need(isinstance(m.get("stats"), dict), "'stats' must be an object", path)
+    # every manifest since data format v1 records them: without them the data cannot be verified
     digests = m.get("file_digests")
-    _need(digests is None or isinstance(digests, dict), "'file_digests' must be an object", path)
-    if digests is not None:
-        _need(sorted(digests) == sorted(listed), "'file_digests' must name exactly the listed data files", path)
-        for name, d in digests.items():
-            _need(
-                isinstance(d, dict) and _is_int(d.get("bytes")) and isinstance(d.get("sha256"), str),
-                f"'file_digests.{name}' needs integer bytes and a sha256", path,
-            )
+    _need(isinstance(digests, dict), "'file_digests' must be an object (each data file's bytes and sha256)", path)
+    _need(sorted(digests) == sorted(listed), "'file_digests' must name exactly the listed data files", path)
+    for name, d in digests.items():
+        _need(
+            isinstance(d, dict) and _is_int(d.get("bytes")) and d["bytes"] >= 0
+            and isinstance(d.get("sha256"), str) and _SHA256.match(d["sha256"]) is not None,
+            f"'file_digests.{name}' needs integer bytes and a sha256", path,
+        )
     return m
 
 
@@ -109,9 +112,8 @@ def verify_data(folder: Path, m: dict[str, Any]) -> None:
     """Check a benchmark's data files against its manifest before they are read.
 
     Sizes are checked on every call; the sha256 of each file once per process (a file whose
-    size, mtime or inode changes is hashed again). Folders built before digests were recorded
-    are checked by row counts. A mismatch is a one-line :class:`BenchmarkError`: results under
-    the benchmark's fingerprint must come from the data that fingerprint describes.
+    size, mtime or inode changes is hashed again). A mismatch is a one-line :class:`BenchmarkError`:
+    results under the benchmark's fingerprint must come from the data that fingerprint describes.
     """
     problem = data_problem(folder, m, once=True)
     if problem is not None:
@@ -127,9 +129,7 @@ def data_problem(folder: Path, m: dict[str, Any], *, once: bool) -> str | None:
     ``once``: skip the sha256 of a file already verified in this process (same size, mtime and
     inode); otherwise every file is hashed.
     """
-    digests = m.get("file_digests")
-    if digests is None:
-        return _row_count_problem(folder, m)
+    digests = m["file_digests"]  # required by check_manifest
     for name, d in sorted(digests.items()):
         f = folder / name
         try:
@@ -146,29 +146,10 @@ def data_problem(folder: Path, m: dict[str, Any], *, once: bool) -> str | None:
     return None
 
 
-def _row_count_problem(folder: Path, m: dict[str, Any]) -> str | None:
-    import pyarrow.parquet as pq
-
-    for s, v in m["splits"].items():
-        rows = 0
-        for name in v["files"]:
-            f = folder / name
-            if not f.is_file():
-                return f"{name} is missing"
-            try:
-                rows += pq.ParquetFile(f).metadata.num_rows
-            except Exception as e:  # noqa: BLE001 - any unreadable file means rebuild
-                return f"{name} is unreadable ({type(e).__name__})"
-        if rows != v["candidates"]:
-            return f"split {s} has {rows} rows, the manifest records {v['candidates']}"
-    return None
-
-
 def cached_problem(folder: Path) -> str | None:
     """Why a complete-looking folder cannot be trusted (missing/changed files), or None if intact.
 
-    Every file is hashed (the build cache must never reuse changed data); folders built before
-    file digests were recorded are checked by row counts instead.
+    Every file is hashed (the build cache must never reuse changed data).
     """
     try:
         m = read_manifest(folder)

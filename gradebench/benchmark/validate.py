@@ -429,15 +429,20 @@ def validate_folder(folder: str | Path, *, manifest: Mapping[str, Any] | None = 
     """Check the benchmark in ``folder`` against the core suite and its kind's suite.
 
     ``manifest`` defaults to ``folder/manifest.json`` (the engine passes its own before the
-    folder is complete). Reads the data files the manifest lists. Failures come back in the
-    report (suite order), never raised; a missing data file or a missing great-expectations
-    raises :class:`BenchmarkError`.
+    folder is complete). Reads the data files the manifest lists, after checking them against its
+    sizes and sha256s (:func:`gradebench.benchmark.manifest.verify_data`) when the manifest is read
+    here. Failures come back in the report (suite order), never raised; a missing or changed data
+    file or a missing great-expectations raises :class:`BenchmarkError`.
     """
-    from gradebench.benchmark.manifest import read_manifest
+    from gradebench.benchmark.manifest import read_manifest, verify_data
 
     gx = _import_gx()
     folder = Path(folder)
-    m = read_manifest(folder) if manifest is None else manifest
+    if manifest is None:
+        m = read_manifest(folder)
+        verify_data(folder, m)  # a verdict on the data the manifest describes, not on files edited since
+    else:
+        m = manifest
     kind = benchmark_kind(m)
     names = ("core", kind)
     suites = [load_suite(n) for n in names]

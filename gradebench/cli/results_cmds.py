@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated, Any, Optional
 
 import typer
 
@@ -13,6 +13,8 @@ from gradebench.errors import InvalidArgumentError
 from gradebench.paths import COMMITTED_RESULTS_DIR, RESULTS_DIR, RUNS_DIR
 
 LEADERBOARD_FORMATS = ("text", "md", "html", "json")
+#: ``gradebench sweep``'s exit status when a cell was left to another process holding its run folder
+SWEEP_IN_USE_EXIT = 3
 _results_dir = typer.Option("--results-dir", help="root of the result records (the project's committed ones: "
                             f"{COMMITTED_RESULTS_DIR})")
 
@@ -298,14 +300,31 @@ def sweep(
     runs_dir: Annotated[Path, typer.Option(help="root of the training run folders")] = RUNS_DIR,
     as_json: Annotated[bool, typer.Option("--json", help="print the result as JSON")] = False,
 ) -> None:
-    """Run an experiment grid (train, then evaluate), skipping cells whose record exists."""
+    """Run an experiment grid (train, then evaluate), skipping cells whose record exists.
+
+    Exit status: 0 when every cell has its record; exit 3 when a cell's run folder is in use by
+    another process (a second sweep on the same grid): that cell is left to it, named on stderr,
+    and the grid is done once the same command is run again after the other process ends.
+    """
+    from gradebench.experiments.sweep import IN_USE
     from gradebench.experiments.sweep import sweep as sweep_api
 
     result = _with_progress(not as_json, lambda progress: sweep_api(
         experiment, results_dir=results_dir, runs_dir=runs_dir, progress=progress))
     if as_json:
         emit(result.to_dict())
-        return
+    else:
+        _print_sweep(result)
+    for c in result.cells:
+        if c.status == IN_USE:
+            who = "another process" if c.pid is None else f"pid {c.pid}"
+            sys.stderr.write(f"gradebench: {c.benchmark}/{c.scorer} seed {c.seed} ({c.run_dir}) is in use by {who}: "
+                             "run the same command again when it ends\n")
+    if result.in_use:
+        raise typer.Exit(SWEEP_IN_USE_EXIT)
+
+
+def _print_sweep(result: Any) -> None:
     from rich.console import Console
 
     t = table("benchmark", "scorer", "loss", "seed", "status", "ndcg@5", "record")
@@ -314,5 +333,6 @@ def sweep(
                   "n/a" if c.value is None else f"{c.value:.4f}", c.record_id[:8])
     console = Console()
     console.print(t)
-    console.print(f"{result.evaluated} evaluated, {result.skipped} skipped in {result.seconds:.1f}s; "
+    in_use = f", {result.in_use} in use" if result.in_use else ""
+    console.print(f"{result.evaluated} evaluated, {result.skipped} skipped{in_use} in {result.seconds:.1f}s; "
                   f"records in [cyan]{result.results_dir}[/cyan]")

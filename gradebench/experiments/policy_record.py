@@ -20,7 +20,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
 from gradebench._moved import moved_names
-from gradebench.experiments.record import Environment, LossRef
+from gradebench.experiments.record import BenchmarkName, Environment, LossRef, Split
 from gradebench.hashing import sha256_json
 
 POLICY_SCHEMA_VERSION = 1
@@ -34,10 +34,10 @@ class _Model(BaseModel):
 
 
 class PolicyBenchmarkRef(_Model):
-    name: str
+    name: BenchmarkName
     fingerprint: str
     path: str
-    split: str = Field(description="the split whose queries (and, for LiPO, lists) trained the policy")
+    split: Split = Field(description="the split whose queries (and, for LiPO, lists) trained the policy")
     n_queries: int = Field(ge=0)
     reference: str = Field(description="what above_reference compares with: 'fair tier', 'median grade' or 'mixed'")
 

@@ -33,13 +33,14 @@ from __future__ import annotations
 import json
 import math
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationInfo, field_validator
 
 from gradebench._moved import moved_names
 from gradebench.errors import RecordError  # noqa: F401 - imported from here by older callers
 from gradebench.hashing import sha256_json
+from gradebench.names import NAME_PATTERN
 from gradebench.paths import write_text_atomic
 
 RESULT_SCHEMA_VERSION = 1
@@ -49,6 +50,12 @@ RECORD_SUFFIX = ".json"
 PREDICTIONS_SUFFIX = ".predictions.parquet"
 PER_QUERY_SUFFIX = ".queries.parquet"
 SCHEMA_ID = "https://gradebench.dev/schemas/result-v1.json"
+#: a benchmark split (what a record's ``split`` may be)
+Split = Literal["train", "validation", "test"]
+#: a benchmark name as a record holds it: it names the record's folder, so it is checked like a recipe name
+BenchmarkName = Annotated[str, Field(
+    pattern=NAME_PATTERN, max_length=128,
+    description="the benchmark's name (its records' folder): lower-case letters, digits, '-' and '_'")]
 
 
 class _Model(BaseModel):
@@ -78,10 +85,10 @@ class TierInfo(_Model):
 
 
 class BenchmarkRef(_Model):
-    name: str
+    name: BenchmarkName
     fingerprint: str
     path: str
-    split: str
+    split: Split
     n_queries: int = Field(ge=0)
     n_candidates: int = Field(ge=0)
     tiers: list[TierInfo] | None = Field(
@@ -263,8 +270,10 @@ class BiasControls(BiasFigures):
 
 
 class RecordFiles(_Model):
-    predictions: str
-    per_query: str
+    """The record's two tables, by file name in the record's folder (``<id>`` + a suffix, nothing else)."""
+
+    predictions: str = Field(pattern=r"^[0-9a-f]{64}\.predictions\.parquet$")
+    per_query: str = Field(pattern=r"^[0-9a-f]{64}\.queries\.parquet$")
 
 
 class EvalRecord(_Model):
@@ -278,7 +287,7 @@ class EvalRecord(_Model):
     id: str = Field(pattern=r"^[0-9a-f]{64}$")
     created_at: str
     benchmark: BenchmarkRef
-    split: str
+    split: Split
     labels: Literal["relevance"] = Field(
         "relevance", description="the label column the metrics compare predictions with")
     scorer: ScorerRef
@@ -299,6 +308,17 @@ class EvalRecord(_Model):
     invariance: InvarianceCheck | None = None
 
     _path: Path | None = PrivateAttr(default=None)
+
+    @field_validator("files")
+    @classmethod
+    def _files_of_this_record(cls, files: RecordFiles, info: ValidationInfo) -> RecordFiles:
+        """The tables are this record's own (``<id>.predictions.parquet``, ``<id>.queries.parquet``), so a
+        record never points a reader at another record's file or outside its folder."""
+        rid = info.data.get("id")
+        if rid is not None and files != file_names(rid):
+            raise ValueError(f"files must be the record's own tables ({rid[:12]}...{PREDICTIONS_SUFFIX}, "
+                             f"{rid[:12]}...{PER_QUERY_SUFFIX}), not {files.predictions!r}, {files.per_query!r}")
+        return files
 
     @property
     def path(self) -> Path | None:

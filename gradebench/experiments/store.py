@@ -35,6 +35,7 @@ from gradebench.errors import InvalidArgumentError, RecordError
 from gradebench.experiments.policy_record import POLICY_KIND, POLICY_SCHEMA_VERSION, POLICY_SUFFIX, PolicyRecord
 from gradebench.experiments.record import RECORD_SUFFIX, RESULT_SCHEMA_VERSION, EvalRecord
 from gradebench.locks import locked_temp_beside, remove_stale_temps
+from gradebench.names import check_name
 from gradebench.paths import RESULTS_DIR, publish
 from gradebench.stops import stop_point
 
@@ -97,8 +98,13 @@ def _kinds(kind: Kind | None) -> list[RecordKind]:
 
 # -- writing -----------------------------------------------------------------------------------------
 def record_dir(results_dir: str | Path, benchmark: str) -> Path:
-    """The folder of one benchmark's records."""
-    return Path(results_dir) / benchmark
+    """The folder of one benchmark's records.
+
+    Raises:
+        RecordError: ``benchmark`` is not a name (:func:`gradebench.names.check_name`): it would
+            put the folder elsewhere than directly under ``results_dir``.
+    """
+    return Path(results_dir) / check_name(benchmark, what="benchmark name", error=RecordError)
 
 
 def write_parquet_atomic(table: Any, path: Path, metadata: dict[str, str]) -> None:

@@ -57,6 +57,7 @@ class Cell:
     run_dir: str | None
     value: float | None  # the record's ndcg@5
     note: str = ""  # why a cell was not evaluated
+    pid: int | None = None  # status "in use": the process that holds the run folder, when known
 
 
 @dataclass(frozen=True)
@@ -181,7 +182,7 @@ def sweep(
                         benchmark=bench.name, benchmark_fingerprint=bench.fingerprint, scorer=entry.name,
                         config=desc["config"], loss=opts.loss, loss_params=dict(opts.loss_params), seed=seed,
                         record_id=rid, status=IN_USE, record_path="", run_dir=str(run_dir), value=None,
-                        note=busy.message,
+                        note=busy.message, pid=busy.pid,
                     ))
                     if progress is not None:
                         progress(i + 1, len(plan), f"{label}: {busy.message}")

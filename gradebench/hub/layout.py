@@ -318,21 +318,20 @@ def render_license(variants: list[Variant]) -> str:
 def index(variants: list[Variant]) -> dict[str, Any]:
     """gradebench.json: each config's manifest essentials, its split files and their digests."""
     from gradebench._version import __version__
-    from gradebench.hashing import sha256_file
 
     configs = {}
     for v in variants:
         m = v.manifest
         entry = {k: m[k] for k in ESSENTIALS if k in m}
         entry["builder"] = v.builder
-        digests = m.get("file_digests") or {}
+        digests = m["file_digests"]  # every checked manifest records them
         entry["splits"] = {}
         entry["file_digests"] = {}
         for s, files in v.data_files().items():
             entry["splits"][s] = {"queries": m["splits"][s]["queries"], "candidates": m["splits"][s]["candidates"],
                                   "files": [repo for _, repo in files]}
             for (src, repo), name in zip(files, m["splits"][s]["files"]):
-                d = digests.get(name) or {"bytes": src.stat().st_size, "sha256": sha256_file(src)}
+                d = digests[name]
                 entry["file_digests"][repo] = {"bytes": d["bytes"], "sha256": d["sha256"]}
         configs[v.config] = entry
     return {"format": FORMAT, "format_version": FORMAT_VERSION, "published_with": f"gradebench {__version__}",

@@ -34,6 +34,7 @@ from gradebench.hub.errors import HubError
 from gradebench.hub.folder import is_publish_folder
 from gradebench.hub.layout import INDEX, README, split_order
 from gradebench.hub.remote import hub_error, offline
+from gradebench.names import check_name, check_published_file
 from gradebench.registry import plural_of, suggest
 
 _REPO_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*/[A-Za-z0-9][A-Za-z0-9._-]*$")
@@ -108,8 +109,23 @@ def _check_folder(path: Path, config: str | None, split: str | None) -> str | No
         raise _unknown("config", str(name), list(configs), str(path))
     entry = configs[name]
     _check_split(split, split_order(entry.get("splits", {})), f"{path} (config {name!r})")
-    for rel, d in sorted((entry.get("file_digests") or {}).items()):
+    where = path / INDEX
+    check_name(name, what=f"{INDEX} config", path=where)
+    digests = entry.get("file_digests")
+    if not isinstance(digests, dict) or not digests:
+        raise BenchmarkError(f"config {name!r} records no file_digests, so its data cannot be verified", path=where,
+                             hint="publish the folder again (or download it again)")
+    listed = [f for v in (entry.get("splits") or {}).values() if isinstance(v, dict) for f in v.get("files") or []]
+    for rel in [*digests, *listed]:  # names read from a file: checked before they are joined to the folder
+        check_published_file(rel, config=name, path=where)
+    if listed and sorted(listed) != sorted(digests):
+        raise BenchmarkError(f"config {name!r}: file_digests do not name exactly the split files", path=where,
+                             hint="publish the folder again (or download it again)")
+    for rel, d in sorted(digests.items()):
         f = path / rel
+        if not isinstance(d, dict):
+            raise BenchmarkError(f"file_digests.{rel} is not an object", path=where,
+                                 hint="publish the folder again (or download it again)")
         if not f.is_file():
             raise BenchmarkError(f"{rel} is missing", path=path, hint="publish the folder again (or download it again)")
         if f.stat().st_size != d.get("bytes") or sha256_file(f) != d.get("sha256"):

@@ -31,9 +31,11 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from pydantic import ValidationError
+
 from gradebench._version import __version__
 from gradebench.errors import RunError
-from gradebench.experiments.policy_record import PolicyRecord, policy_record_id
+from gradebench.experiments.policy_record import POLICY_SUFFIX, PolicyRecord, policy_record_id
 from gradebench.experiments.runs import RunClaim, RunLayout, claim, from_final, read_final
 from gradebench.experiments.store import record_dir, write_record
 from gradebench.hashing import sha256_json
@@ -209,9 +211,19 @@ def _cached(run: RunClaim, results_dir: str | Path) -> PolicyRunResult:
     raw = finished.get("record_json")
     if not isinstance(raw, dict):
         raise RunError(f"{RUN_JSON} lacks its record", path=run.run_dir / RUN_JSON, hint="run it again")
-    record = PolicyRecord.model_validate(raw)
-    path = record_dir(results_dir, record.benchmark.name) / Path(result.record).name if result.record else None
-    if path is None or not path.is_file():
+    final = run.run_dir / RUN_JSON
+    try:
+        record = PolicyRecord.model_validate(raw)
+    except ValidationError as e:
+        err = e.errors()[0]
+        key = "record_json." + ".".join(str(x) for x in err.get("loc", ()))
+        raise RunError(f"{RUN_JSON} holds an invalid record: {err.get('msg')}", path=final, key=key,
+                       hint="the file was edited; delete the run folder and run it again") from None
+    if record.id != policy_record_id(run.fingerprint):
+        raise RunError(f"{RUN_JSON} holds the record of another run", path=final, key="record_json.id",
+                       hint="the file was edited; delete the run folder and run it again")
+    path = record_dir(results_dir, record.benchmark.name) / f"{record.id}{POLICY_SUFFIX}"
+    if not path.is_file():
         path = write_record(record, results_dir=results_dir)
     result.record = str(path)
     result.cached = True

@@ -242,11 +242,12 @@ def _check_parameters(tail: str) -> None:
             raise ModelTextError(f"parameters: line {line[:40]!r} is not '[key: value]'")
 
 
-def read_model_text(path: Path, *, digest_path: Path | None = None, hint: str) -> str:
+def read_model_text(path: Path, *, kind: str, digest_path: Path | None = None, hint: str) -> str:
     """The text of the LightGBM model file ``path``, checked (digest when recorded, then structure).
 
     Args:
         path: the model file.
+        kind: what the model is, for the message (``"LambdaMART"``: "cannot load the LambdaMART model").
         digest_path: its digest file (:data:`DIGEST_SUFFIX`); None or absent: structure only
             (a run saved before digests were recorded).
         hint: how to fix a bad file (what the caller's user should do).
@@ -258,7 +259,7 @@ def read_model_text(path: Path, *, digest_path: Path | None = None, hint: str) -
     import hashlib
 
     def fail(problem: str, where: Path = path) -> RunError:
-        return RunError(f"cannot load the LambdaMART model: {problem}", path=where, hint=hint)
+        return RunError(f"cannot load the {kind} model: {problem}", path=where, hint=hint)
 
     try:
         data = path.read_bytes()

@@ -143,7 +143,8 @@ class LambdaMART(Scorer):
         if names != list(FEATURE_NAMES):
             raise RunError("the saved LambdaMART model uses another feature set", path=features,
                            hint="train it again with this gradebench version")
-        text = read_model_text(path, digest_path=directory / (MODEL_FILE + DIGEST_SUFFIX), hint=_REDO)
+        text = read_model_text(path, kind="LambdaMART", digest_path=directory / (MODEL_FILE + DIGEST_SUFFIX),
+                               hint=_REDO)
         lgb = _lightgbm()
         scorer = cls(config, seed=seed)
         try:

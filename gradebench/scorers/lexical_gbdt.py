@@ -212,16 +212,19 @@ class LexicalGBDT(Scorer):
 
     # -- persistence ---------------------------------------------------------------------------
     def save(self, directory: Path) -> None:
-        """``lexical_gbdt.txt`` (the LightGBM model) + ``lexical_gbdt.json`` (kept columns, label use, config)."""
-        from gradebench.paths import write_json_atomic
+        """``lexical_gbdt.txt`` (the LightGBM model), its sha256 (``lexical_gbdt.txt.sha256``) and
+        ``lexical_gbdt.json`` (kept columns, label use, config)."""
+        from gradebench.hashing import sha256_hex
+        from gradebench.paths import write_json_atomic, write_text_atomic
+        from gradebench.scorers._lgbm_text import DIGEST_SUFFIX, digest_line
 
         if self._booster is None:
             raise GradebenchError("lexical-gbdt is not trained; nothing to save")
         directory = Path(directory)
         directory.mkdir(parents=True, exist_ok=True)
-        tmp = directory / f".{MODEL_FILE}.tmp"
-        self._booster.save_model(str(tmp))
-        tmp.replace(directory / MODEL_FILE)
+        text = self._booster.model_to_string()
+        write_text_atomic(directory / MODEL_FILE, text)
+        write_text_atomic(directory / (MODEL_FILE + DIGEST_SUFFIX), digest_line(sha256_hex(text), MODEL_FILE))
         write_json_atomic(directory / META_FILE, {
             "feature_version": FEATURE_VERSION, "dense": list(DENSE_NAMES), "columns": self._columns.tolist(),
             "label_crosses": self._uses_label, "params": self._params,
@@ -230,18 +233,40 @@ class LexicalGBDT(Scorer):
 
     @classmethod
     def load(cls, directory: Path, config: Any = None, *, seed: int = 42) -> LexicalGBDT:
-        """Rebuild a scorer saved by :meth:`save` (``config`` None: the saved one)."""
-        lgb = _lightgbm()
+        """Rebuild a scorer saved by :meth:`save` (``config`` None: the saved one).
+
+        The model text is checked before LightGBM parses it (LightGBM aborts the process on a
+        malformed model): against the sha256 recorded at save time, and for its structure
+        (:mod:`gradebench.scorers._lgbm_text`; the only check for a run saved without a digest).
+
+        Raises:
+            RunError: naming the file: a missing, unreadable, truncated or changed model or
+                metadata file, or a model of another feature set.
+            InvalidArgumentError: ``config`` disagrees with the saved ``dim`` or ``label_column``.
+        """
+        from gradebench.scorers._lgbm_text import DIGEST_SUFFIX, read_model_text
+
         directory = Path(directory)
+        path, meta_path = directory / MODEL_FILE, directory / META_FILE
         try:
-            meta = json.loads((directory / META_FILE).read_text())
-            booster = lgb.Booster(model_file=str(directory / MODEL_FILE))
-        except Exception as e:  # noqa: BLE001
-            raise RunError(f"cannot load the lexical-gbdt model ({type(e).__name__}: {e})", path=directory,
-                           hint="the run is corrupt; train it again") from None
+            meta = json.loads(meta_path.read_text(encoding="utf-8"))
+            if not isinstance(meta, dict) or not isinstance(meta.get("config"), dict):
+                raise ValueError("not an object with a config")
+        except (OSError, ValueError) as e:
+            raise RunError(f"cannot read the lexical-gbdt metadata ({type(e).__name__}: {e})", path=meta_path,
+                           hint=_REDO) from None
         if meta.get("feature_version") != FEATURE_VERSION or meta.get("dense") != list(DENSE_NAMES):
             raise RunError("the saved lexical-gbdt model uses another feature set", path=directory,
                            hint="train it again with this gradebench version")
+        text = read_model_text(path, kind="lexical-gbdt", digest_path=directory / (MODEL_FILE + DIGEST_SUFFIX),
+                               hint=_REDO)
+        lgb = _lightgbm()
+        try:
+            booster = lgb.Booster(model_str=text)
+        except Exception as e:  # noqa: BLE001 - LightGBMError, or a bad pandas_categorical line
+            first = (str(e).strip().splitlines() or [""])[0]
+            raise RunError(f"cannot load the lexical-gbdt model ({type(e).__name__}: {first})", path=path,
+                           hint=_REDO) from None
         scorer = cls(meta.get("config") if config is None else config, seed=seed)
         for key in ("dim", "label_column"):
             if meta["config"].get(key) != getattr(scorer.config, key):
@@ -250,11 +275,23 @@ class LexicalGBDT(Scorer):
                     f"not {getattr(scorer.config, key)!r}", key=key, path=directory,
                     hint="load it without a config, or with the one it was trained with",
                 )
+        try:
+            columns = np.asarray(meta["columns"], dtype=np.int64)
+            uses_label = bool(meta["label_crosses"])
+        except (KeyError, TypeError, ValueError) as e:
+            raise RunError(f"the lexical-gbdt metadata has no usable columns or label_crosses ({type(e).__name__}: {e})",
+                           path=meta_path, hint=_REDO) from None
+        if columns.ndim != 1 or booster.num_feature() != len(DENSE_NAMES) + len(columns):
+            raise RunError("the saved lexical-gbdt model and its metadata disagree on the features", path=path,
+                           hint=_REDO)
         scorer._booster = booster
-        scorer._columns = np.asarray(meta["columns"], dtype=np.int64)
-        scorer._uses_label = bool(meta["label_crosses"])
+        scorer._columns = columns
+        scorer._uses_label = uses_label
         scorer._params = dict(meta.get("params") or {})
         return scorer
+
+
+_REDO = "the run is corrupt; train it again (gradebench train --scorer lexical-gbdt)"
 
 
 def _select_columns(words: Any, max_columns: int, min_count: int) -> np.ndarray:

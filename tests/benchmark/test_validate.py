@@ -38,6 +38,17 @@ def demo_report(demo_benchmark) -> ValidationReport:
     return validate_folder(demo_benchmark)
 
 
+def _redigest(folder: Path) -> Path:
+    """Record the current data files in the manifest, as a (faulty) build would have: ``validate``
+    verifies the files against the manifest first, and these tests are about the suites."""
+    from gradebench.benchmark.manifest import file_digests
+
+    m = json.loads((folder / "manifest.json").read_text())
+    m["file_digests"] = file_digests(folder, list(m["file_digests"]))
+    (folder / "manifest.json").write_text(json.dumps(m))
+    return folder
+
+
 def _corrupt(src: Path, dst: Path, edit: Callable[[pd.DataFrame], pd.DataFrame]) -> Path:
     """A copy of the benchmark ``src`` whose train file went through ``edit`` (same Arrow schema)."""
     folder = dst / "bench"
@@ -45,7 +56,7 @@ def _corrupt(src: Path, dst: Path, edit: Callable[[pd.DataFrame], pd.DataFrame])
     table = pq.read_table(folder / TRAIN)
     df = edit(table.to_pandas())
     pq.write_table(pa.Table.from_pandas(df, schema=table.schema, preserve_index=False), folder / TRAIN)
-    return folder
+    return _redigest(folder)
 
 
 def _failure(report: ValidationReport, name: str):
@@ -211,7 +222,7 @@ def test_wrong_column_type_and_bad_split(demo_benchmark, tmp_path):
     j = t.schema.get_field_index("split")
     t = t.set_column(j, "split", pa.array(["dev"] * t.num_rows))
     pq.write_table(t, folder / TRAIN)
-    report = validate_folder(folder)
+    report = validate_folder(_redigest(folder))
     f = _failure(report, "core column relevance present as int")
     assert (f.unexpected, f.total, f.unit) == (1, 3, "files")
     assert f.examples == ({"file": TRAIN, "name": "relevance", "value": "string"},)
@@ -224,7 +235,7 @@ def test_missing_column_is_reported_and_its_checks_skipped(demo_benchmark, tmp_p
     for f in (folder / "data").glob("*.parquet"):
         t = pq.read_table(f)
         pq.write_table(t.drop_columns(["score"]), f)
-    report = validate_folder(folder)
+    report = validate_folder(_redigest(folder))
     f = _failure(report, "core column score present as float")
     assert f.unexpected == 3 and f.examples[0]["value"] == "missing"
     assert "score within [0, 1]" in report.skipped
@@ -252,6 +263,15 @@ def test_missing_data_file(demo_benchmark, tmp_path):
     shutil.copytree(demo_benchmark, folder)
     (folder / TRAIN).unlink()
     with pytest.raises(BenchmarkError, match="missing"):
+        validate_folder(folder)
+
+
+def test_data_changed_after_the_build_is_refused_before_the_suites_run(demo_benchmark, tmp_path):
+    folder = tmp_path / "bench"
+    shutil.copytree(demo_benchmark, folder)
+    t = pq.read_table(folder / TRAIN)
+    pq.write_table(t.slice(0, t.num_rows - 1), folder / TRAIN)
+    with pytest.raises(BenchmarkError, match=f"the data does not match the manifest: {TRAIN}"):
         validate_folder(folder)
 
 

@@ -221,3 +221,39 @@ def test_repo_failures_are_mapped(monkeypatch):
     monkeypatch.setattr(datasets, "load_dataset", bad_config)
     with pytest.raises(UnknownNameError, match="BuilderConfig 'x' not found"):
         load("my-org/graded", config="x")
+
+
+def _edit_index(copy: Path, config: str, edit) -> None:
+    path = copy / "gradebench.json"
+    index = json.loads(path.read_text())
+    edit(index["configs"][config])
+    path.write_text(json.dumps(index))
+
+
+def test_a_publish_folder_without_digests_is_refused(folder, tmp_path):
+    """A ``gradebench.json`` config without ``file_digests`` was loaded unverified."""
+    copy = tmp_path / "hub"
+    shutil.copytree(folder, copy)
+    shard = copy / "data" / "winowhy" / "test-00000-of-00001.parquet"
+    shard.write_bytes(shard.read_bytes()[:-1] + b"\0")
+    _edit_index(copy, "winowhy", lambda e: e.pop("file_digests"))
+    with pytest.raises(BenchmarkError, match="file_digests") as e:
+        load(copy, "winowhy")
+    assert e.value.path == str(copy / "gradebench.json")
+
+
+@pytest.mark.parametrize("rel", ["../outside.parquet", "/tmp/outside.parquet", "data/winowhy/../../../x.parquet",
+                                 "data/demo/test-00000-of-00001.parquet"])
+def test_names_in_the_index_are_checked_before_they_are_joined_to_the_folder(folder, tmp_path, rel):
+    """A name in ``gradebench.json`` was joined to the folder unchecked (and a file outside it hashed)."""
+    copy = tmp_path / "pub" / "hub"
+    shutil.copytree(folder, copy)
+    outside = tmp_path / "pub" / "outside.parquet"
+    outside.write_bytes(b"outside")
+    from gradebench.hashing import sha256_file
+
+    _edit_index(copy, "winowhy", lambda e: e["file_digests"].update(
+        {rel: {"bytes": outside.stat().st_size, "sha256": sha256_file(outside)}}))
+    with pytest.raises(BenchmarkError, match="not a data file of config 'winowhy'") as e:
+        load(copy, "winowhy")
+    assert e.value.path == str(copy / "gradebench.json")

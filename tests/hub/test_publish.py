@@ -245,6 +245,33 @@ def test_a_damaged_benchmark_is_not_published(built, tmp_path):
     assert not (tmp_path / "hub").exists()
 
 
+@pytest.mark.parametrize("name", ["../../../victim", "/tmp/victim-abs"])
+def test_a_manifest_name_never_takes_a_dry_run_outside_its_folder(built, tmp_path, capsys, name):
+    """Issue 16.4: a manifest's ``recipe.name`` "../../../victim" became ``data/<config>/`` of the dry
+    run, and ``publish --dry-run`` overwrote an existing file outside the output folder."""
+    import shutil
+
+    bench = tmp_path / "in" / "demo"
+    shutil.copytree(built["demo"], bench)
+    m = json.loads((bench / "manifest.json").read_text())
+    m["recipe"]["name"] = name
+    (bench / "manifest.json").write_text(json.dumps(m))
+    out = tmp_path / "a" / "b" / "hub"
+    # where data/<name>/<split>-00000-of-00001.parquet of the dry run lands: tmp_path/a/victim/
+    victims = [out / "data" / name / Path(f).name for v in m["splits"].values() for f in v["files"]]
+    for v in victims:
+        if str(v).startswith(str(tmp_path)):
+            v.resolve().parent.mkdir(parents=True, exist_ok=True)
+            v.resolve().write_text("victim\n")
+    before = {p: p.read_bytes() for p in tmp_path.rglob("*") if p.is_file()}
+    code = main(["publish", str(bench), "--repo-id", REPO_ID, "--dry-run", str(out)])
+    assert code == 2
+    assert_one_line_error(capsys.readouterr().err, "recipe.name", "not a valid name", str(bench / "manifest.json"))
+    assert {p: p.read_bytes() for p in tmp_path.rglob("*") if p.is_file()} == before
+    assert (tmp_path / "a" / "victim").is_dir() or name.startswith("/")
+    assert not out.exists() and not Path("/tmp/victim-abs").exists()
+
+
 @pytest.mark.parametrize("repo_id", ["noslash", "a/b/c", "/abs", "org/", "org/na me", "", "org/..x"])
 def test_bad_repo_ids_are_refused(built, tmp_path, repo_id):
     with pytest.raises(InvalidArgumentError, match="repo id"):

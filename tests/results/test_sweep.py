@@ -190,23 +190,30 @@ def test_a_sweep_killed_in_a_cells_first_epoch_is_continued_by_running_it_again(
     assert rec.metrics == ref_rec.metrics
 
 
-def test_a_second_sweep_leaves_a_cell_that_another_process_trains_alone(demo_bench, tmp_path):
-    # issue 16: the second sweep took the first one's live run folder for an interrupted run and failed
+def _trained_cell_run_dir(demo_bench, runs: Path) -> Path:
+    """The run folder of TRAINED's hashed-mlp cell under ``runs``."""
     from gradebench.benchmark.lists import open_benchmark
-    from gradebench.experiments.runs import LOCK_FILE, SCORER_RUN, claim, run_fingerprint
+    from gradebench.experiments.runs import run_fingerprint
     from gradebench.experiments.train import resolve_options
     from gradebench.scorers import get_scorer_class
-    from tests.conftest import one_torch_thread
 
-    exp = tmp_path / "exp.yaml"
-    exp.write_text(TRAINED.format(bench=demo_bench))
-    res, runs = tmp_path / "res", tmp_path / "runs"
     cls = get_scorer_class("hashed-mlp")
     opts = resolve_options(cls, "listnet", {"epochs": 2, "batch_queries": 8, "lr": 0.01, "patience": 10, "seed": 3})
     fp = run_fingerprint(benchmark_fingerprint=open_benchmark(demo_bench).fingerprint,
                          scorer=cls({"dim": 1024, "shared_dim": 256, "embed_dim": 8, "hidden": 16}, seed=3).describe(),
                          options=opts.model_dump(mode="json"))
-    run_dir = runs / "demo" / "hashed-mlp" / fp[:16]
+    return runs / "demo" / "hashed-mlp" / fp[:16]
+
+
+def test_a_second_sweep_leaves_a_cell_that_another_process_trains_alone(demo_bench, tmp_path):
+    # issue 16: the second sweep took the first one's live run folder for an interrupted run and failed
+    from gradebench.experiments.runs import LOCK_FILE, SCORER_RUN, claim
+    from tests.conftest import one_torch_thread
+
+    exp = tmp_path / "exp.yaml"
+    exp.write_text(TRAINED.format(bench=demo_bench))
+    res, runs = tmp_path / "res", tmp_path / "runs"
+    run_dir = _trained_cell_run_dir(demo_bench, runs)
     with claim(run_dir, "the first sweep's", SCORER_RUN):  # the first sweep, training this cell right now
         second = sweep(exp, results_dir=res, runs_dir=runs)
         assert [(c.scorer, c.status) for c in second.cells] == [("length", "evaluated"), ("hashed-mlp", "in use")]
@@ -217,3 +224,30 @@ def test_a_second_sweep_leaves_a_cell_that_another_process_trains_alone(demo_ben
     with one_torch_thread():
         third = sweep(exp, results_dir=res, runs_dir=runs)  # once it is free, the cell runs
     assert [c.status for c in third.cells] == ["skipped", "evaluated"] and third.cells[1].record_id == busy.record_id
+
+
+def test_the_sweep_command_names_a_cell_in_use_and_exits_3(demo_bench, tmp_path, cli):
+    """The API recorded "in use by pid N" but ``gradebench sweep`` printed "0 evaluated, 1 skipped"
+    and exited 0, as if the grid were done."""
+    from gradebench.experiments.runs import SCORER_RUN, claim
+
+    exp = tmp_path / "exp.yaml"
+    exp.write_text(TRAINED.format(bench=demo_bench))
+    res, runs = tmp_path / "res", tmp_path / "runs"
+    run_dir = _trained_cell_run_dir(demo_bench, runs)
+    with claim(run_dir, "the first sweep's", SCORER_RUN):
+        code, out, err = cli("sweep", exp, "--results-dir", res, "--runs-dir", runs)
+        assert code == 3, (code, err)
+        lines = err.splitlines()
+        assert len(lines) == 1 and "Traceback" not in err, err
+        assert "demo/hashed-mlp" in lines[0] and str(run_dir) in lines[0]
+        assert f"in use by pid {os.getpid()}: run the same command again when it ends" in lines[0]
+        assert "1 evaluated, 0 skipped, 1 in use" in " ".join(out.split())
+        code, out, err = cli("sweep", exp, "--results-dir", res, "--runs-dir", runs, "--json")
+        assert code == 3 and '"in_use": 1' in out and f"in use by pid {os.getpid()}" in err
+
+
+def test_sweep_help_documents_the_exit_codes(cli):
+    code, out, _ = cli("sweep", "--help")
+    text = " ".join(out.replace("│", " ").split())
+    assert code == 0 and "exit 3" in text and "in use" in text

@@ -54,3 +54,30 @@ def test_a_policy_run_folder_in_use_is_refused(tiny_gpt2, demo_benchmark, tmp_pa
             _lipo(tiny_gpt2, demo_benchmark, out, tmp_path / "res")
         assert names(out) == [LOCK_FILE]
     assert not out.exists()
+
+
+@pytest.mark.parametrize("edit, needle", [
+    (lambda r: r["benchmark"].update(name="../../../escaped-policy"), "record_json.benchmark.name"),
+    (lambda r: r.update(id="0" * 64), "record of another run"),
+])
+def test_a_finished_run_whose_record_was_edited_never_writes_outside_the_results_dir(
+        tiny_gpt2, demo_benchmark, straight, tmp_path, edit, needle):
+    """Issue 16.4 through records: a finished run's ``record_json.benchmark.name`` became the folder
+    its record was (re)written to, so ``../../../escaped-policy`` escaped ``--results-dir``."""
+    import shutil
+
+    from gradebench.errors import RunError
+
+    out = tmp_path / "run"
+    shutil.copytree(straight[0], out)
+    final = json.loads((out / RUN_JSON).read_text())
+    edit(final["record_json"])
+    (out / RUN_JSON).write_text(json.dumps(final))
+    res = tmp_path / "deep" / "a" / "b" / "res"
+    before = set(tmp_path.rglob("*"))
+    with pytest.raises(RunError) as e:
+        _lipo(tiny_gpt2, demo_benchmark, out, res)
+    assert needle in f"{e.value.key} {e.value.message}" and e.value.path == str(out / RUN_JSON)
+    assert set(tmp_path.rglob("*")) - before <= {res.parent.parent.parent, res.parent.parent, res.parent, res}
+    assert not any(res.parent.parent.parent.rglob("*.json")) and not (tmp_path / "escaped-policy").exists()
+    assert (out / RUN_JSON).is_file()  # a finished run is never removed
