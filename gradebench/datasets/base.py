@@ -141,6 +141,18 @@ class Builder(ABC):
         never raised on.
         """
 
+    def regroup(
+        self, records: Mapping[str, Sequence[Any]], resplit: Sequence[int]
+    ) -> Mapping[str, Sequence[Any]] | None:
+        """Records per OUTPUT split when the builder carves a resplit itself, else ``None``.
+
+        ``None`` (the default): :meth:`select` sees the source splits and each unit's output
+        split is carved from its query id afterwards. A builder whose units borrow from other
+        records of their split returns records already grouped by output split (e.g. by premise),
+        so that building one output split never reads another.
+        """
+        return None
+
     def make_lists(self, units: Sequence[Any]) -> list[GradedList]:
         """Build the graded lists of a batch of units (pure; runs in worker processes)."""
         return list(units)

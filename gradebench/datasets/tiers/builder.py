@@ -47,6 +47,21 @@ class TieredNLIBuilder(Builder):
         sel = select(self.recipe, records, limit=limit)
         return Selection(units=sel.queries, skipped=sel.skipped)
 
+    def regroup(
+        self, records: Mapping[str, Sequence[NLIExample]], resplit: Sequence[int]
+    ) -> Mapping[str, Sequence[NLIExample]] | None:
+        """With ``resplit_by: premise``: records per output split, carved by premise (source order kept)."""
+        if self.recipe.resplit_by != "premise":
+            return None
+        from gradebench.benchmark.splits import resplit_of
+        from gradebench.datasets.tiers.candidates import premise_key
+
+        out: dict[str, list[NLIExample]] = {}
+        for split in sorted(records):
+            for ex in records[split]:
+                out.setdefault(resplit_of("premise:" + premise_key(ex.premise), resplit), []).append(ex)
+        return out
+
     def tiers(self) -> list[tuple[str, int]]:
         return [(t.name, t.relevance) for t in self.recipe.tiers]
 
