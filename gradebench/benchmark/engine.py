@@ -272,7 +272,7 @@ def build(
         repaired = problem
 
     records = builder.read(files)
-    grouped = builder.regroup(records, effective_resplit) if effective_resplit else None
+    grouped = builder.regroup(records, lambda key: resplit_of(key, effective_resplit)) if effective_resplit else None
     if grouped is not None:  # the builder carved the output splits itself, before selecting
         records = grouped
     selection = builder.select(records, limit=limit)

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, Literal
@@ -142,9 +142,12 @@ class Builder(ABC):
         """
 
     def regroup(
-        self, records: Mapping[str, Sequence[Any]], resplit: Sequence[int]
+        self, records: Mapping[str, Sequence[Any]], split_of: Callable[[str], str]
     ) -> Mapping[str, Sequence[Any]] | None:
         """Records per OUTPUT split when the builder carves a resplit itself, else ``None``.
+
+        ``split_of`` maps a content key (e.g. ``"premise:<words>"``) to its output split, by the
+        same hash and percentages as the query-id resplit.
 
         ``None`` (the default): :meth:`select` sees the source splits and each unit's output
         split is carved from its query id afterwards. A builder whose units borrow from other
