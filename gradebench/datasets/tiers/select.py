@@ -32,7 +32,7 @@ from gradebench.datasets.tiers.candidates import (
 )
 from gradebench.datasets.tiers.contrast import Bm25Index, balanced_flips, bm25_lend
 from gradebench.datasets.tiers.spec import TieredSection, TierSpec
-from gradebench.hashing import choice_index, short_id
+from gradebench.hashing import choice_index, short_id, uniform
 
 
 def query_id(ex: NLIExample) -> str:
@@ -143,7 +143,8 @@ def select(
                     found_flip = v2_flips[tier.name].get(n)
                 if found_flip is None:
                     borrowed[tier.name] = ()
-                    if tier.required:
+                    keep = tier.keep_unflipped
+                    if keep < 1.0 and uniform(ns, "keep-unflipped", tier.name, qid) >= keep:
                         short = True
                     continue
                 k, text = found_flip if isinstance(found_flip, tuple) else (tier.explanation, found_flip)
@@ -169,7 +170,8 @@ def _flips(rows: list[NLIExample], tier: TierSpec, ns: str) -> dict[int, str]:
 
 
 def _v2_flip(tier: TierSpec) -> bool:
-    return tier.flip_balance != "rule" or bool(tier.flip_explanations) or tier.own_from_flip or tier.required
+    return (tier.flip_balance != "rule" or bool(tier.flip_explanations) or tier.own_from_flip
+            or tier.keep_unflipped != 1.0)
 
 
 def _flips_v2(rows: list[NLIExample], tier: TierSpec, ns: str) -> dict[int, tuple[int, str]]:

@@ -81,10 +81,11 @@ class TierSpec(StrictModel):
         description="negation_flip only: the pair's own candidate (its explanation tier) is the explanation the "
         "flip was made from, so own and flipped differ by one negation",
     )
-    required: bool = Field(
-        default=False,
-        description="negation_flip only: a pair whose explanations have no balanced flip is skipped "
-        "(`no_negation_flip`) instead of getting a list without this tier",
+    keep_unflipped: float = Field(
+        default=1.0, ge=0.0, le=1.0,
+        description="negation_flip only: the share of pairs without a balanced flip that keep a list (without "
+        "this tier), chosen by a content-seeded draw on the query id; the others are skipped "
+        "(`no_negation_flip`). 1: every pair is kept; 0: every list has a flip",
     )
     description: str = ""
 
@@ -135,7 +136,7 @@ class TierSpec(StrictModel):
             raise ValueError(f"tier {self.name!r} has label 'any': key its templates by '*'")
         if self.borrow_label != "other" and self.candidates not in ("sibling_explanation", "unrelated_explanation"):
             raise ValueError(f"tier {self.name!r}: borrow_label applies only to sibling/unrelated_explanation tiers")
-        flip_keys = ("flip_balance", "flip_explanations", "own_from_flip", "required")
+        flip_keys = ("flip_balance", "flip_explanations", "own_from_flip", "keep_unflipped")
         set_keys = [k for k in flip_keys if getattr(self, k) != _TIER_NEW_KEYS[k]]
         if set_keys and self.candidates != "negation_flip":
             raise ValueError(f"tier {self.name!r}: {', '.join(set_keys)} apply only to negation_flip tiers")
@@ -145,7 +146,7 @@ class TierSpec(StrictModel):
 #: TierSpec keys added with esnli-contrast v2, left out of the dump at their defaults
 _TIER_NEW_KEYS: dict[str, object] = {
     "borrow_label": "other", "flip_balance": "rule", "flip_explanations": (), "own_from_flip": False,
-    "required": False,
+    "keep_unflipped": 1.0,
 }
 
 
