@@ -272,8 +272,13 @@ def build(
         repaired = problem
 
     records = builder.read(files)
+    grouped = builder.regroup(records, lambda key: resplit_of(key, effective_resplit)) if effective_resplit else None
+    if grouped is not None:  # the builder carved the output splits itself, before selecting
+        records = grouped
     selection = builder.select(records, limit=limit)
-    units, out_splits, skipped = _assign(selection.units, selection.skipped, effective_resplit)
+    units, out_splits, skipped = _assign(
+        selection.units, selection.skipped, None if grouped is not None else effective_resplit
+    )
     if not units:
         reasons = ", ".join(f"{k} {v}" for k, v in sorted(skipped.items())) or "the source has no records"
         raise BenchmarkError(

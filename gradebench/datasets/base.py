@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, Literal
@@ -140,6 +140,21 @@ class Builder(ABC):
         ``limit``: read at most this many records per split. Skips are counted by reason,
         never raised on.
         """
+
+    def regroup(
+        self, records: Mapping[str, Sequence[Any]], split_of: Callable[[str], str]
+    ) -> Mapping[str, Sequence[Any]] | None:
+        """Records per OUTPUT split when the builder carves a resplit itself, else ``None``.
+
+        ``split_of`` maps a content key (e.g. ``"premise:<words>"``) to its output split, by the
+        same hash and percentages as the query-id resplit.
+
+        ``None`` (the default): :meth:`select` sees the source splits and each unit's output
+        split is carved from its query id afterwards. A builder whose units borrow from other
+        records of their split returns records already grouped by output split (e.g. by premise),
+        so that building one output split never reads another.
+        """
+        return None
 
     def make_lists(self, units: Sequence[Any]) -> list[GradedList]:
         """Build the graded lists of a batch of units (pure; runs in worker processes)."""

@@ -8,7 +8,7 @@ rest: filtering and ids (:mod:`.select`), candidate texts and Algorithm 1 scores
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import ClassVar
 
 import pyarrow as pa
@@ -46,6 +46,20 @@ class TieredNLIBuilder(Builder):
     def select(self, records: Mapping[str, Sequence[NLIExample]], *, limit: int | None) -> Selection:
         sel = select(self.recipe, records, limit=limit)
         return Selection(units=sel.queries, skipped=sel.skipped)
+
+    def regroup(
+        self, records: Mapping[str, Sequence[NLIExample]], split_of: Callable[[str], str]
+    ) -> Mapping[str, Sequence[NLIExample]] | None:
+        """With ``resplit_by: premise``: records per output split, carved by premise (source order kept)."""
+        if self.recipe.resplit_by != "premise":
+            return None
+        from gradebench.datasets.tiers.candidates import premise_key
+
+        out: dict[str, list[NLIExample]] = {}
+        for split in sorted(records):
+            for ex in records[split]:
+                out.setdefault(split_of("premise:" + premise_key(ex.premise)), []).append(ex)
+        return out
 
     def tiers(self) -> list[tuple[str, int]]:
         return [(t.name, t.relevance) for t in self.recipe.tiers]

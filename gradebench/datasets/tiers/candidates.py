@@ -81,18 +81,25 @@ def explanation(ex_expl: tuple[str, ...], k: int) -> str:
     return ex_expl[k - 1].strip() if len(ex_expl) >= k else ""
 
 
-def sibling_indices(pool: Pool, ex: NLIExample, tier: TierSpec, ns: str, query_id: str) -> list[int]:
+def sibling_indices(
+    pool: Pool, ex: NLIExample, tier: TierSpec, ns: str, query_id: str, own: int = 1
+) -> list[int]:
     """Rows with the same premise, a different hypothesis and label, and a non-empty explanation.
 
-    Returns ``tier.count`` of them in a content-seeded order, or fewer if not enough exist.
+    With ``tier.borrow_label == "same"``: the same label instead, and an explanation other than
+    the pair's own explanation ``own``. Returns ``tier.count`` of them in a content-seeded
+    order, or fewer if not enough exist.
     """
     key = premise_key(ex.premise)
+    same = tier.borrow_label == "same"
+    own_text = explanation(ex.explanations, own)
     options = [
         i
         for i in pool.by_premise.get(key, ())
-        if pool.labels[i] != ex.label
+        if (pool.labels[i] == ex.label) == same
         and pool.source_ids[i] != ex.source_id
         and explanation(pool.explanations[i], tier.explanation)
+        and not (same and explanation(pool.explanations[i], tier.explanation) == own_text)
     ]
     options.sort(key=lambda i: key_digest(ns, "sibling", query_id, pool.source_ids[i]))
     return options[: tier.count]
@@ -158,6 +165,8 @@ class CandidateBuilder:
         """
         ex = q.example
         if tier.candidates == "explanation":
+            if tier.name in q.borrowed:  # the explanation a flip was made from (own_from_flip)
+                return [(text, None, source_id, "human") for text, source_id in q.borrowed[tier.name]]
             return [(explanation(ex.explanations, tier.explanation), None, ex.source_id, "human")]
         if tier.candidates == "template":
             return self._templates(q, tier)

@@ -142,7 +142,14 @@ def apply_flip(text: str, option: FlipOption) -> str:
     return text[: option.start] + option.replacement + text[option.end:]
 
 
-def balanced_flips(items: Sequence[tuple[str, str]], ns: str) -> dict[int, str]:
+def flippable(text: str) -> bool:
+    """Whether ``text`` is one clause with exactly one site the rules can edit."""
+    return bool(text) and single_clause(text) and len({o.start for o in flip_options(text)}) == 1
+
+
+def balanced_flips(
+    items: Sequence[tuple[str, str]], ns: str, groups: Sequence[str] | None = None
+) -> dict[int, str]:
     """Flip ``(key, text)`` items at one site each so that every rule is used as often both ways.
 
     Only one-clause texts (:func:`single_clause`) with exactly one editable site are flipped
@@ -153,34 +160,38 @@ def balanced_flips(items: Sequence[tuple[str, str]], ns: str) -> dict[int, str]:
     content-seeded digest of the site. Finally the surplus of every unbalanced rule is
     dropped (the flips visited last), so every rule adds exactly as many negations as it
     removes and the flipped texts, taken together, carry the same phrases as their sources.
+    With ``groups`` (one name per item, e.g. its label) every rule is balanced within each
+    group instead: a rule counts per (group, rule).
     Returns ``{position in items: flipped text}``.
     """
+    group = (lambda k: groups[k]) if groups is not None else (lambda k: "")
     options: dict[int, list[FlipOption]] = {}
-    directions: dict[int, set[int]] = {}
+    directions: dict[tuple[str, int], set[int]] = {}
     for k, (_, text) in enumerate(items):
         if text and single_clause(text):
             found = flip_options(text)
             if len({o.start for o in found}) == 1:
                 options[k] = found
                 for o in found:
-                    directions.setdefault(o.rule, set()).add(o.direction)
-    net: dict[int, int] = {}
-    chosen: dict[int, list[tuple[int, int]]] = {}  # rule -> [(item, direction)] in visiting order
+                    directions.setdefault((group(k), o.rule), set()).add(o.direction)
+    net: dict[tuple[str, int], int] = {}
+    chosen: dict[tuple[str, int], list[tuple[int, int]]] = {}  # rule -> [(item, direction)] in visiting order
     out: dict[int, str] = {}
     for k in sorted(options, key=lambda k: (key_digest(ns, "flip-order", *items[k]), k)):
         key, text = items[k]
-        usable = [o for o in options[k] if len(directions[o.rule]) == 2]
+        g = group(k)
+        usable = [o for o in options[k] if len(directions[(g, o.rule)]) == 2]
         if not usable:
             continue
 
-        def cost(o: FlipOption, key: str = key) -> tuple[int, int, bytes]:
-            now = net.get(o.rule, 0)
+        def cost(o: FlipOption, key: str = key, g: str = g) -> tuple[int, int, bytes]:
+            now = net.get((g, o.rule), 0)
             after = abs(now + o.direction)
             return (after - abs(now), after, key_digest(ns, "flip-site", key, str(o.rule), str(o.start)))
 
         best = min(usable, key=cost)
-        net[best.rule] = net.get(best.rule, 0) + best.direction
-        chosen.setdefault(best.rule, []).append((k, best.direction))
+        net[(g, best.rule)] = net.get((g, best.rule), 0) + best.direction
+        chosen.setdefault((g, best.rule), []).append((k, best.direction))
         out[k] = apply_flip(text, best)
     for rule, picks in chosen.items():
         surplus = net[rule]

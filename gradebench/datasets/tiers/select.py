@@ -32,7 +32,7 @@ from gradebench.datasets.tiers.candidates import (
 )
 from gradebench.datasets.tiers.contrast import Bm25Index, balanced_flips, bm25_lend
 from gradebench.datasets.tiers.spec import TieredSection, TierSpec
-from gradebench.hashing import choice_index, short_id
+from gradebench.hashing import choice_index, short_id, uniform
 
 
 def query_id(ex: NLIExample) -> str:
@@ -103,8 +103,8 @@ def select(
     seen: set[str] = set()
     queries: list[Query] = []
     for split in sorted(kept):
-        flips = {t.name: _flips(kept[split], t, ns) for t in flipping}
-        pending: list[tuple[NLIExample, str, dict[str, tuple[tuple[str, str], ...]]]] = []
+        v1_flips = {t.name: _flips(kept[split], t, ns) for t in flipping if not _v2_flip(t)}
+        pending: list[tuple[NLIExample, str, dict[str, tuple[tuple[str, str], ...]], int]] = []
         for row, ex in enumerate(kept[split]):
             qid = query_id(ex)
             if qid in seen:
@@ -114,7 +114,7 @@ def select(
             borrowed: dict[str, tuple[tuple[str, str], ...]] = {}
             for tier in per_query:
                 if tier.candidates == "sibling_explanation":
-                    found = sibling_indices(pools[split], ex, tier, ns, qid)
+                    found = sibling_indices(pools[split], ex, tier, ns, qid, own)
                     missing = "no_sibling_explanation"
                 else:
                     found = unrelated_indices(pools[split], ex, tier, ns, qid, own)
@@ -129,14 +129,37 @@ def select(
             if reason:
                 skipped[reason] += 1
                 continue
-            for tier in flipping:
-                text = flips[tier.name].get(row)
-                borrowed[tier.name] = ((text, ex.source_id),) if text is not None else ()
             seen.add(qid)
-            pending.append((ex, qid, borrowed))
+            pending.append((ex, qid, borrowed, row))
+        # v2 flips are balanced over the pairs that reach this point (v1's over every kept row)
+        v2_flips = {t.name: _flips_v2([p[0] for p in pending], t, ns) for t in flipping if _v2_flip(t)}
+        filled: list[tuple[NLIExample, str, dict]] = []
+        for n, (ex, qid, borrowed, row) in enumerate(pending):
+            short = False
+            for tier in flipping:
+                if tier.name in v1_flips:
+                    found_flip = v1_flips[tier.name].get(row)
+                else:
+                    found_flip = v2_flips[tier.name].get(n)
+                if found_flip is None:
+                    borrowed[tier.name] = ()
+                    keep = tier.keep_unflipped
+                    if keep < 1.0 and uniform(ns, "keep-unflipped", tier.name, qid) >= keep:
+                        short = True
+                    continue
+                k, text = found_flip if isinstance(found_flip, tuple) else (tier.explanation, found_flip)
+                borrowed[tier.name] = ((text, ex.source_id),)
+                if tier.own_from_flip:
+                    for t in recipe.tiers:
+                        if t.candidates == "explanation":
+                            borrowed[t.name] = ((explanation(ex.explanations, k), ex.source_id),)
+            if short:
+                skipped["no_negation_flip"] += 1
+                continue
+            filled.append((ex, qid, borrowed))
         for tier in lent:
-            pending = _lend_bm25(recipe, kept[split], pools[split], pending, tier, own, skipped)
-        queries.extend(Query(ex, qid, split, borrowed) for ex, qid, borrowed in pending)
+            filled = _lend_bm25(recipe, kept[split], pools[split], filled, tier, own, skipped)
+        queries.extend(Query(ex, qid, split, borrowed) for ex, qid, borrowed in filled)
     return Selection(queries, skipped)
 
 
@@ -144,6 +167,30 @@ def _flips(rows: list[NLIExample], tier: TierSpec, ns: str) -> dict[int, str]:
     """Balanced negation flips of explanation ``tier.explanation`` of a split's rows, by row position."""
     items = [(ex.source_id, explanation(ex.explanations, tier.explanation)) for ex in rows]
     return balanced_flips(items, f"{ns}/{tier.name}")
+
+
+def _v2_flip(tier: TierSpec) -> bool:
+    return (tier.flip_balance != "rule" or bool(tier.flip_explanations) or tier.own_from_flip
+            or tier.keep_unflipped != 1.0)
+
+
+def _flips_v2(rows: list[NLIExample], tier: TierSpec, ns: str) -> dict[int, tuple[int, str]]:
+    """Balanced flips of the rows' first flippable explanation among ``tier.flip_explanations``.
+
+    Returns ``{position in rows: (explanation number, flipped text)}``; with ``flip_balance:
+    label`` every rule is balanced within each label's rows.
+    """
+    from gradebench.datasets.tiers.contrast import flippable
+
+    order = tier.flip_explanations or (tier.explanation,)
+    items, which, groups = [], [], []
+    for ex in rows:
+        k = next((k for k in order if flippable(explanation(ex.explanations, k))), order[0])
+        items.append((ex.source_id, explanation(ex.explanations, k)))
+        which.append(k)
+        groups.append(ex.label if tier.flip_balance == "label" else "")
+    flips = balanced_flips(items, f"{ns}/{tier.name}", groups=groups)
+    return {n: (which[n], text) for n, text in flips.items()}
 
 
 #: a split with more explanations than this is cut into content-hashed blocks for ``match: bm25``
@@ -169,6 +216,7 @@ def _lend_bm25(
     import numpy as np
 
     ns = f"{recipe.seed_namespace}/{tier.name}"
+    own_tier = next((t.name for t in recipe.tiers if t.candidates == "explanation"), "")
     docs = [explanation(e, tier.explanation) for e in pool.explanations]
     present = [i for i, d in enumerate(docs) if d]
     blocks = -(-len(present) // BM25_BLOCK) or 1
@@ -188,15 +236,20 @@ def _lend_bm25(
         label_ids: dict[str, int] = {}
         premise_of = np.array([premise_ids.setdefault(pool.premise_keys[i], len(premise_ids)) for i in members])
         label_of = np.array([label_ids.setdefault(pool.labels[i], len(label_ids)) for i in members])
+        doc_text = np.array([docs[i] for i in members], dtype=object)
         asks = []
-        for (ex, qid, _), b in zip(pending, ask_block):
+        for (ex, qid, borrowed), b in zip(pending, ask_block):
             if b != block:
                 continue
+            same_label = label_of == label_ids.get(ex.label, -1)
             eligible = (premise_of != premise_ids.get(premise_key(ex.premise), -1)) & (
-                label_of != label_ids.get(ex.label, -1)
+                same_label if tier.borrow_label == "same" else ~same_label
             )
+            own_text = borrowed[own_tier][0][0] if own_tier in borrowed else explanation(ex.explanations, own)
+            if tier.borrow_label == "same":
+                eligible &= doc_text != own_text
             text = recipe.query_template.format(premise=ex.premise, hypothesis=ex.hypothesis, label=ex.label)
-            asks.append((qid, text, explanation(ex.explanations, own), eligible))
+            asks.append((qid, text, own_text, eligible))
         keys = [(rows[i].source_id, docs[i]) for i in members]
         lent = bm25_lend(index, asks, count=tier.count, cap=tier.count, ns=ns, doc_keys=keys)
         picks.update({qid: tuple(members[d] for d in found) for qid, found in lent.items()})

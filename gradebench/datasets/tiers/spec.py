@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import Field, field_validator, model_serializer, model_validator
 
 from gradebench.datasets.common import check_template
 from gradebench.strict import StrictModel
@@ -23,6 +23,18 @@ CandidateKind = Literal[
 #: Placeholders a template or the query template may use.
 PLACEHOLDERS = frozenset({"premise", "hypothesis", "label", "claimed_label"})
 _NAME = r"^[a-z][a-z0-9_-]*$"
+
+
+def _drop_defaults(model: StrictModel, data: dict, keys: dict[str, object]) -> dict:
+    """``data`` without the ``keys`` whose value is their default.
+
+    Keys added after recipes were fingerprinted (esnli-contrast v2) leave the resolved dump of a
+    recipe that does not set them, and so its fingerprint, as it was.
+    """
+    for key, default in keys.items():
+        if getattr(model, key) == default:
+            data.pop(key, None)
+    return data
 
 
 class TierSpec(StrictModel):
@@ -48,7 +60,45 @@ class TierSpec(StrictModel):
         "queries (match_pool unused)",
     )
     match_pool: int = Field(default=32, ge=1, le=1024)
+    borrow_label: Literal["other", "same"] = Field(
+        default="other",
+        description="sibling_explanation and unrelated_explanation tiers: borrow explanations of pairs with "
+        "ANOTHER label than the query's (`other`, the first recipes' rule) or with the SAME label (`same`: the "
+        "label then says nothing about which candidate is the pair's own)",
+    )
+    flip_balance: Literal["rule", "label"] = Field(
+        default="rule",
+        description="negation_flip only: every rule is used as often in each direction over the split (`rule`), "
+        "or over each label's pairs of the split (`label`), so a flipped text carries its label's usual negations",
+    )
+    flip_explanations: tuple[int, ...] = Field(
+        default=(),
+        description="negation_flip only: the human explanations tried in order (first one-clause, one-site text "
+        "wins); empty: `explanation` alone",
+    )
+    own_from_flip: bool = Field(
+        default=False,
+        description="negation_flip only: the pair's own candidate (its explanation tier) is the explanation the "
+        "flip was made from, so own and flipped differ by one negation",
+    )
+    keep_unflipped: float = Field(
+        default=1.0, ge=0.0, le=1.0,
+        description="negation_flip only: the share of pairs without a balanced flip that keep a list (without "
+        "this tier), chosen by a content-seeded draw on the query id; the others are skipped "
+        "(`no_negation_flip`). 1: every pair is kept; 0: every list has a flip",
+    )
     description: str = ""
+
+    @model_serializer(mode="wrap")
+    def _dump(self, handler):
+        return _drop_defaults(self, handler(self), _TIER_NEW_KEYS)
+
+    @field_validator("flip_explanations")
+    @classmethod
+    def _flip_explanations_ok(cls, v: tuple[int, ...]) -> tuple[int, ...]:
+        if any(k not in (1, 2, 3) for k in v) or len(set(v)) != len(v):
+            raise ValueError(f"flip_explanations must be distinct explanation numbers 1-3, got {list(v)}")
+        return v
 
     @field_validator("score_range")
     @classmethod
@@ -84,7 +134,20 @@ class TierSpec(StrictModel):
             raise ValueError(f"tier {self.name!r}: a negation_flip tier has one candidate (count: 1)")
         if self.label == "any" and set(self.templates) - {"*"}:
             raise ValueError(f"tier {self.name!r} has label 'any': key its templates by '*'")
+        if self.borrow_label != "other" and self.candidates not in ("sibling_explanation", "unrelated_explanation"):
+            raise ValueError(f"tier {self.name!r}: borrow_label applies only to sibling/unrelated_explanation tiers")
+        flip_keys = ("flip_balance", "flip_explanations", "own_from_flip", "keep_unflipped")
+        set_keys = [k for k in flip_keys if getattr(self, k) != _TIER_NEW_KEYS[k]]
+        if set_keys and self.candidates != "negation_flip":
+            raise ValueError(f"tier {self.name!r}: {', '.join(set_keys)} apply only to negation_flip tiers")
         return self
+
+
+#: TierSpec keys added with esnli-contrast v2, left out of the dump at their defaults
+_TIER_NEW_KEYS: dict[str, object] = {
+    "borrow_label": "other", "flip_balance": "rule", "flip_explanations": (), "own_from_flip": False,
+    "keep_unflipped": 1.0,
+}
 
 
 class AdjustmentsSpec(StrictModel):
@@ -141,6 +204,16 @@ class TieredSection(StrictModel):
     query_template: str = "premise: {premise} hypothesis: {hypothesis} label: {label}"
     tiers: list[TierSpec] = Field(min_length=2)
     scoring: ScoringSpec
+    resplit_by: Literal["query", "premise"] = Field(
+        default="query",
+        description="with a resplit: carve output splits by query id (`query`), or by premise (`premise`: every "
+        "pair of a premise lands in one split, and the tiers that borrow or balance over a split do so within "
+        "each OUTPUT split, so building one split never reads another)",
+    )
+
+    @model_serializer(mode="wrap")
+    def _dump(self, handler):
+        return _drop_defaults(self, handler(self), {"resplit_by": "query"})
 
     @field_validator("query_template")
     @classmethod
