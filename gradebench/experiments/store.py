@@ -277,6 +277,54 @@ def read_per_query(record: EvalRecord, metric: str | None = None) -> Any:
     return df
 
 
+def _numbers(array: Any, dtype: Any) -> Any:
+    """A primitive Arrow array as a NumPy array of ``dtype`` (nulls as NaN), read from its buffer:
+    ``Array.to_numpy`` imports pandas, which costs more than reading a record."""
+    import numpy as np
+    import pyarrow as pa
+
+    if array.null_count or not (pa.types.is_integer(array.type) or pa.types.is_floating(array.type)):
+        return np.asarray(array.to_pylist(), dtype=np.float64).astype(dtype, copy=False)
+    data = np.frombuffer(array.buffers()[1], dtype=array.type.to_pandas_dtype())
+    return data[array.offset:array.offset + len(array)].astype(dtype)
+
+
+def read_per_query_arrays(record: EvalRecord) -> dict[str, tuple[list[str], Any]]:
+    """The record's per-query values as ``{metric: (query ids, float64 values)}``, each in file order:
+    what :func:`read_per_query` gives grouped by metric, read without pandas (a leaderboard reads
+    hundreds of these files)."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
+
+    path = record.per_query_path
+    if path is None or not path.is_file():
+        raise RecordError("the record's per-query metrics file is missing", path=path or record.id,
+                          hint="evaluate again (or delete the record's JSON)")
+    try:
+        table = pq.ParquetFile(path).read(columns=["query_id", "metric", "value"])
+        metric = table.column("metric").combine_chunks()
+        if not pa.types.is_dictionary(metric.type):
+            metric = pc.dictionary_encode(metric)
+        codes = _numbers(metric.indices, np.int64)
+        names = metric.dictionary.to_pylist()
+        ids = np.asarray(table.column("query_id").to_pylist(), dtype=object)
+        values = _numbers(table.column("value").combine_chunks(), np.float64)
+        valid = np.asarray(metric.is_valid().to_pylist(), dtype=bool) if metric.null_count else np.ones(len(codes), bool)
+    except Exception as e:  # noqa: BLE001 - pyarrow raises many types for bad files
+        raise RecordError(f"cannot read the record's per-query metrics ({type(e).__name__}: {e})", path=path,
+                          hint="evaluate again") from None
+    by_name: dict[str, list[int]] = {}
+    for code in dict.fromkeys(codes[valid].tolist()):  # order of first appearance, as a groupby(sort=False)
+        by_name.setdefault(str(names[code]), []).append(code)
+    out: dict[str, tuple[list[str], Any]] = {}
+    for name, group in by_name.items():
+        rows = np.isin(codes, group) & valid
+        out[name] = (ids[rows].tolist(), values[rows])
+    return out
+
+
 # -- the policy-record functions of before the store had kinds (gradebench.rl exports them) ---------
 def write_policy_record(record: PolicyRecord, results_dir: str | Path) -> Path:
     """``write_record(record, results_dir=results_dir)``."""
