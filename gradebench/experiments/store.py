@@ -315,12 +315,18 @@ def read_per_query_arrays(record: EvalRecord) -> dict[str, tuple[list[str], Any]
     except Exception as e:  # noqa: BLE001 - pyarrow raises many types for bad files
         raise RecordError(f"cannot read the record's per-query metrics ({type(e).__name__}: {e})", path=path,
                           hint="evaluate again") from None
-    by_name: dict[str, list[int]] = {}
-    for code in dict.fromkeys(codes[valid].tolist()):  # order of first appearance, as a groupby(sort=False)
-        by_name.setdefault(str(names[code]), []).append(code)
+    # every name once (a dictionary may repeat a value), groups in order of first appearance and
+    # rows in file order within a group, as pandas' groupby(sort=False) gives them
+    names = [str(n) for n in names]
+    first = {n: i for i, n in reversed(list(enumerate(names)))}
+    group = np.asarray([first[n] for n in names], dtype=np.int64)[codes] if len(codes) else codes
+    group = np.where(valid, group, -1)
+    order = np.argsort(group, kind="stable")
+    bounds = np.searchsorted(group[order], np.arange(len(names) + 1) - 0.5)
+    spans = {names[g]: order[bounds[g]:bounds[g + 1]] for g in range(len(names)) if bounds[g + 1] > bounds[g]}
     out: dict[str, tuple[list[str], Any]] = {}
-    for name, group in by_name.items():
-        rows = np.isin(codes, group) & valid
+    for name in sorted(spans, key=lambda n: spans[n][0]):
+        rows = spans[name]
         out[name] = (ids[rows].tolist(), values[rows])
     return out
 
