@@ -295,7 +295,6 @@ def read_per_query_arrays(record: EvalRecord) -> dict[str, tuple[list[str], Any]
     hundreds of these files)."""
     import numpy as np
     import pyarrow as pa
-    import pyarrow.compute as pc
     import pyarrow.parquet as pq
 
     path = record.per_query_path
@@ -305,8 +304,8 @@ def read_per_query_arrays(record: EvalRecord) -> dict[str, tuple[list[str], Any]
     try:
         table = pq.ParquetFile(path).read(columns=["query_id", "metric", "value"])
         metric = table.column("metric").combine_chunks()
-        if not pa.types.is_dictionary(metric.type):
-            metric = pc.dictionary_encode(metric)
+        if not pa.types.is_dictionary(metric.type):  # written by gradebench it is (pyarrow.compute costs an import)
+            metric = metric.dictionary_encode()
         codes = _numbers(metric.indices, np.int64)
         names = metric.dictionary.to_pylist()
         ids = np.asarray(table.column("query_id").to_pylist(), dtype=object)
