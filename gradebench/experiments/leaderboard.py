@@ -40,11 +40,11 @@ from gradebench.errors import InvalidArgumentError, RecordError, UnknownNameErro
 from gradebench.experiments.conventions import PROBE, TEST, TEST_RESAMPLES
 from gradebench.experiments.record import EvalRecord, json_float
 from gradebench.experiments.render import Board, Leaderboard, Row
-from gradebench.experiments.store import list_records, read_per_query
+from gradebench.experiments.store import list_records, read_per_query_arrays
 from gradebench.hashing import sha256_json
 from gradebench.paths import RESULTS_DIR
 from gradebench.registry import suggest
-from gradebench.stats import bootstrap_ci, holm, paired_randomization_test
+from gradebench.stats import BootstrapDraws, bootstrap_ci, holm, paired_randomization_test
 
 
 def system_key(rec: EvalRecord) -> dict[str, Any]:
@@ -166,7 +166,8 @@ def _board(name: str, fp: str, split: str, records: list[EvalRecord], sort_by: s
     for r in records:
         systems.setdefault(sha256_json(system_key(r)), []).append(r)
     cache: Cache = {}
-    built = [_system(sid, _one_per_seed(recs), sort_by, cache) for sid, recs in systems.items()]
+    draws = BootstrapDraws()  # the systems' bootstraps over the same queries share their resamples
+    built = [_system(sid, _one_per_seed(recs), sort_by, cache, draws) for sid, recs in systems.items()]
     built.sort(key=lambda s: (_sort_value(s["metrics"].get(sort_by)), s["system"], s["system_id"]))
     top = built[0]["records"][0].metrics.get(sort_by) if built else None
     level = None if top is None else top.level
@@ -201,27 +202,32 @@ def _sort_value(m: dict[str, Any] | None) -> tuple[int, float]:
     return (1, 0.0) if v is None else (0, -float(v))
 
 
-Cache = dict[str, dict[str, Any]]
+Cache = dict[str, dict[str, tuple[list[str], np.ndarray]]]
 
 
-def _per_query(record: EvalRecord, metric: str, cache: Cache) -> Any:
-    """``query_id -> value`` of one metric (each record's Parquet file is read once per leaderboard)."""
+def _per_query(record: EvalRecord, metric: str, cache: Cache) -> tuple[list[str], np.ndarray]:
+    """``(query ids, values)`` of one metric (each record's Parquet file is read once per leaderboard)."""
     table = cache.get(record.id)
     if table is None:
-        df = read_per_query(record)
-        table = {m: g.set_index("query_id")["value"] for m, g in df.groupby(df["metric"].astype(str), sort=False)}
-        cache[record.id] = table
+        table = cache[record.id] = read_per_query_arrays(record)
     return table[metric]
 
 
 def _per_query_matrix(records: list[EvalRecord], metric: str, cache: Cache) -> tuple[np.ndarray, np.ndarray]:
-    """``(query_ids, [n_queries, n_seeds] values)`` over the queries every seed has."""
+    """``(query_ids, [n_queries, n_seeds] values)`` over the queries every seed has, in the first seed's order."""
     frames = [_per_query(r, metric, cache) for r in records]
-    ids = frames[0].index
+    ids = frames[0][0]
+    if all(f[0] == ids for f in frames[1:]):  # the usual case: every seed scored the same queries
+        return np.asarray(ids, dtype=object), np.column_stack([f[1] for f in frames]).astype(np.float64)
+    shared = set(ids)
     for f in frames[1:]:
-        ids = ids.intersection(f.index, sort=False)
-    values = np.column_stack([f.reindex(ids).to_numpy(dtype=np.float64, na_value=np.nan) for f in frames])
-    return np.asarray(ids, dtype=object), values
+        shared &= set(f[0])
+    ids = list(dict.fromkeys(q for q in ids if q in shared))
+    columns = []
+    for f_ids, f_values in frames:
+        where = {q: i for i, q in enumerate(f_ids)}
+        columns.append(f_values[[where[q] for q in ids]] if ids else np.zeros(0))
+    return np.asarray(ids, dtype=object), np.column_stack(columns).astype(np.float64)
 
 
 def _seed_mean(values: np.ndarray) -> np.ndarray:
@@ -232,7 +238,7 @@ def _seed_mean(values: np.ndarray) -> np.ndarray:
         return np.where(counts > 0, sums / np.maximum(counts, 1), np.nan)
 
 
-def _system(sid: str, records: list[EvalRecord], sort_by: str, cache: Cache) -> dict[str, Any]:
+def _system(sid: str, records: list[EvalRecord], sort_by: str, cache: Cache, draws: BootstrapDraws) -> dict[str, Any]:
     first = records[0]
     metrics: dict[str, dict[str, Any]] = {}
     per_query_sort = None
@@ -252,7 +258,7 @@ def _system(sid: str, records: list[EvalRecord], sort_by: str, cache: Cache) -> 
             entry.update(ci_low=min(lows) if full else None, ci_high=max(highs) if full else None)
         else:
             _, values = _per_query_matrix(records, name, cache)
-            entry.update(_seed_averaged_ci(_seed_mean(values), first))
+            entry.update(_seed_averaged_ci(_seed_mean(values), first, draws))
         metrics[name] = entry
     if sort_by in first.metrics and first.metrics[sort_by].level == "query":
         ids, values = _per_query_matrix(records, sort_by, cache)
@@ -262,10 +268,11 @@ def _system(sid: str, records: list[EvalRecord], sort_by: str, cache: Cache) -> 
             "per_query": per_query_sort, "n_queries": n_queries}
 
 
-def _seed_averaged_ci(values: np.ndarray, rec: EvalRecord) -> dict[str, float | None]:
+def _seed_averaged_ci(values: np.ndarray, rec: EvalRecord, draws: BootstrapDraws) -> dict[str, float | None]:
     try:
         ci = bootstrap_ci(values, n_resamples=rec.bootstrap.n_resamples, seed=rec.bootstrap.seed,
-                          confidence=rec.bootstrap.confidence, method=rec.bootstrap.method, nan_policy="omit")
+                          confidence=rec.bootstrap.confidence, method=rec.bootstrap.method, nan_policy="omit",
+                          draws=draws)
     except InvalidArgumentError:
         return {"ci_low": None, "ci_high": None}
     return {"ci_low": json_float(ci.low), "ci_high": json_float(ci.high)}

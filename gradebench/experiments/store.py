@@ -283,6 +283,59 @@ def read_per_query(record: EvalRecord, metric: str | None = None) -> Any:
     return df
 
 
+def _numbers(array: Any, dtype: Any) -> Any:
+    """A primitive Arrow array as a NumPy array of ``dtype`` (nulls as NaN), read from its buffer:
+    ``Array.to_numpy`` imports pandas, which costs more than reading a record."""
+    import numpy as np
+    import pyarrow as pa
+
+    if array.null_count or not (pa.types.is_integer(array.type) or pa.types.is_floating(array.type)):
+        return np.asarray(array.to_pylist(), dtype=np.float64).astype(dtype, copy=False)
+    data = np.frombuffer(array.buffers()[1], dtype=array.type.to_pandas_dtype())
+    return data[array.offset:array.offset + len(array)].astype(dtype)
+
+
+def read_per_query_arrays(record: EvalRecord) -> dict[str, tuple[list[str], Any]]:
+    """The record's per-query values as ``{metric: (query ids, float64 values)}``, each in file order:
+    what :func:`read_per_query` gives grouped by metric, read without pandas (a leaderboard reads
+    hundreds of these files)."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    path = record.per_query_path
+    if path is None or not path.is_file():
+        raise RecordError("the record's per-query metrics file is missing", path=path or record.id,
+                          hint="evaluate again (or delete the record's JSON)")
+    try:
+        table = pq.ParquetFile(path).read(columns=["query_id", "metric", "value"])
+        metric = table.column("metric").combine_chunks()
+        if not pa.types.is_dictionary(metric.type):  # written by gradebench it is (pyarrow.compute costs an import)
+            metric = metric.dictionary_encode()
+        codes = _numbers(metric.indices, np.int64)
+        names = metric.dictionary.to_pylist()
+        ids = np.asarray(table.column("query_id").to_pylist(), dtype=object)
+        values = _numbers(table.column("value").combine_chunks(), np.float64)
+        valid = np.asarray(metric.is_valid().to_pylist(), dtype=bool) if metric.null_count else np.ones(len(codes), bool)
+    except Exception as e:  # noqa: BLE001 - pyarrow raises many types for bad files
+        raise RecordError(f"cannot read the record's per-query metrics ({type(e).__name__}: {e})", path=path,
+                          hint="evaluate again") from None
+    # every name once (a dictionary may repeat a value), groups in order of first appearance and
+    # rows in file order within a group, as pandas' groupby(sort=False) gives them
+    names = [str(n) for n in names]
+    first = {n: i for i, n in reversed(list(enumerate(names)))}
+    group = np.asarray([first[n] for n in names], dtype=np.int64)[codes] if len(codes) else codes
+    group = np.where(valid, group, -1)
+    order = np.argsort(group, kind="stable")
+    bounds = np.searchsorted(group[order], np.arange(len(names) + 1) - 0.5)
+    spans = {names[g]: order[bounds[g]:bounds[g + 1]] for g in range(len(names)) if bounds[g + 1] > bounds[g]}
+    out: dict[str, tuple[list[str], Any]] = {}
+    for name in sorted(spans, key=lambda n: spans[n][0]):
+        rows = spans[name]
+        out[name] = (ids[rows].tolist(), values[rows])
+    return out
+
+
 # -- the policy-record functions of before the store had kinds (gradebench.rl exports them) ---------
 def write_policy_record(record: PolicyRecord, results_dir: str | Path) -> Path:
     """``write_record(record, results_dir=results_dir)``."""

@@ -14,13 +14,36 @@ imports neither torch nor TRL.
 
 from __future__ import annotations
 
-from gradebench.experiments.policy_record import PolicyRecord
-from gradebench.experiments.store import list_policy_records, read_policy_record
-from gradebench.rl.grpo import grpo
-from gradebench.rl.lipo import lipo
-from gradebench.rl.options import GrpoOptions, LipoOptions, PpoOptions
-from gradebench.rl.ppo import ppo
-from gradebench.rl.runs import PolicyRunResult, read_policy_run
+from typing import TYPE_CHECKING
+
+from gradebench._lazy import lazy_attributes
+
+# imported on first use: the CLI reads gradebench.rl.options at start-up, and only a policy
+# command needs the methods behind it
+_LAZY = {
+    "PolicyRecord": "gradebench.experiments.policy_record",
+    "list_policy_records": "gradebench.experiments.store",
+    "read_policy_record": "gradebench.experiments.store",
+    "grpo": "gradebench.rl.grpo",
+    "lipo": "gradebench.rl.lipo",
+    "GrpoOptions": "gradebench.rl.options",
+    "LipoOptions": "gradebench.rl.options",
+    "PpoOptions": "gradebench.rl.options",
+    "ppo": "gradebench.rl.ppo",
+    "PolicyRunResult": "gradebench.rl.runs",
+    "read_policy_run": "gradebench.rl.runs",
+}
+
+if TYPE_CHECKING:
+    from gradebench.experiments.policy_record import PolicyRecord
+    from gradebench.experiments.store import list_policy_records, read_policy_record
+    from gradebench.rl.grpo import grpo
+    from gradebench.rl.lipo import lipo
+    from gradebench.rl.options import GrpoOptions, LipoOptions, PpoOptions
+    from gradebench.rl.ppo import ppo
+    from gradebench.rl.runs import PolicyRunResult, read_policy_run
 
 __all__ = ["lipo", "grpo", "ppo", "LipoOptions", "GrpoOptions", "PpoOptions", "PolicyRecord", "PolicyRunResult",
            "list_policy_records", "read_policy_record", "read_policy_run"]
+
+__getattr__ = lazy_attributes(__name__, _LAZY, globals())

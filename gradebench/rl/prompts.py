@@ -15,9 +15,10 @@ methods.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
+if TYPE_CHECKING:  # numpy is imported where it is used: the CLI reads this module's template at start-up
+    import numpy as np
 
 from gradebench.errors import InvalidArgumentError
 
@@ -64,6 +65,8 @@ def reference_index(grades: np.ndarray, mask: np.ndarray, tiers: np.ndarray | No
         >>> reference_index(np.array([2., 0., 4., 1., 3.]), np.ones(5, bool))
         0
     """
+    import numpy as np
+
     valid = np.flatnonzero(np.asarray(mask, dtype=bool))
     if valid.size == 0:
         raise InvalidArgumentError("a list without candidates has no reference candidate")
@@ -139,6 +142,8 @@ def tokenized_prompts(items: list[PromptItem], tokenizer: Any, *, context: int, 
 
 def reference_kind(lists: Any) -> str:
     """``"fair tier"`` when every list has a ``fair`` candidate, else ``"median grade"`` (or ``"mixed"``)."""
+    import numpy as np
+
     tiers = lists.extra.get("tier")
     if tiers is None:
         return "median grade"

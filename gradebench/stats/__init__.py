@@ -21,12 +21,13 @@ Example:
 
 from __future__ import annotations
 
-from gradebench.stats.bootstrap import bootstrap_ci, paired_bootstrap_test
+from gradebench.stats.bootstrap import BootstrapDraws, bootstrap_ci, paired_bootstrap_test
 from gradebench.stats.holm import holm
 from gradebench.stats.randomization import paired_randomization_test
 from gradebench.stats.results import ConfidenceInterval, HolmResult, PairedTestResult
 
 __all__ = [
+    "BootstrapDraws",
     "ConfidenceInterval",
     "HolmResult",
     "PairedTestResult",

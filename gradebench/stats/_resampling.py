@@ -76,6 +76,46 @@ def bootstrap_distribution(
     return out
 
 
+class BootstrapDraws:
+    """Bootstrap row indices kept for reuse: calls with the same seed, ``n``, ``n_resamples`` and
+    row size draw the same indices (a fresh generator per call), so a caller bootstrapping many
+    metrics over the same queries (a leaderboard) can draw them once. Holds at most ``max_bytes``
+    of indices; beyond that it draws afresh (same values, no reuse)."""
+
+    def __init__(self, max_bytes: int = 256 << 20) -> None:
+        self.max_bytes = max_bytes
+        self._kept: dict[tuple[int, int, int, int], list[np.ndarray]] = {}
+        self._bytes = 0
+
+    def indices(self, seed: int, n: int, n_resamples: int, per_resample: int) -> Iterator[tuple[int, int, np.ndarray]]:
+        """``(start, stop, indices)`` per chunk, exactly as :func:`bootstrap_distribution` draws them."""
+        key = (seed, n, n_resamples, per_resample)
+        kept = self._kept.get(key)
+        if kept is not None:
+            yield from kept
+            return
+        rng, drawn = make_rng(seed), []
+        size = n_resamples * n * 8
+        for start, stop in chunks(n_resamples, per_resample):
+            item = (start, stop, rng.integers(0, n, size=(stop - start, n), dtype=np.int64))
+            if self._bytes + size <= self.max_bytes:
+                drawn.append(item)
+            yield item
+        if self._bytes + size <= self.max_bytes:
+            self._kept[key] = drawn
+            self._bytes += size
+
+
+def bootstrap_distribution_reusing(
+    data: np.ndarray, fn: BatchedStatistic, n_resamples: int, seed: int, draws: BootstrapDraws, *, name: str
+) -> np.ndarray:
+    """``bootstrap_distribution(data, fn, n_resamples, make_rng(seed))`` with the indices from ``draws``."""
+    out = np.empty(n_resamples, dtype=np.float64)
+    for start, stop, idx in draws.indices(seed, data.shape[0], n_resamples, data.size):
+        out[start:stop] = apply_statistic(fn, data[idx], name=name)
+    return out
+
+
 def jackknife_generic(data: np.ndarray, fn: BatchedStatistic, *, name: str) -> np.ndarray:
     """Leave-one-out values ``theta_(i)``, ``i = 0..n-1``, for any batched statistic (O(n^2) work)."""
     n = data.shape[0]
@@ -126,6 +166,52 @@ def sign_flip_means(
             flip = random_signs(rng, stop - start, n)
         out[start:stop] = mean_rows(np.where(flip, -d, d))
     return out
+
+
+def sign_flip_count(
+    d: np.ndarray, n_draws: int, rng: np.random.Generator, observed: float, alternative: str, tol: float
+) -> int:
+    """``count_extreme(sign_flip_means(d, n_draws, rng), observed, alternative, tol)``, computed fast.
+
+    The same draws (the same chunks of :func:`random_signs`) give the same count. Each null mean
+    is first approximated from per-byte partial sums: the flips come as bytes, and a table holds,
+    for every byte position ``b`` and value ``v``, the sum of ``d[8b + k]`` over the set bits
+    ``k`` of ``v``, so a draw costs ``n / 8`` look-ups instead of ``n`` products. The
+    approximation differs from the exact mean only by rounding (at most ``n * eps * max|d|``,
+    the margin below is 64 times that); a draw whose approximation lies within the margin of the
+    threshold is recomputed exactly as :func:`sign_flip_means` computes it (the mean of each
+    row is the same whatever other rows share its batch), so the count is exactly the one the
+    slow path gives.
+    """
+    n = d.shape[0]
+    n_bytes = (n + 7) // 8
+    padded = np.zeros(n_bytes * 8, dtype=np.float64)
+    padded[:n] = d
+    bit_table = ((np.arange(256)[:, None] >> np.arange(8)[None, :]) & 1).astype(np.float64)  # [256, 8]
+    lut = (padded.reshape(n_bytes, 8) @ bit_table.T).ravel()  # [n_bytes * 256]
+    offsets = (np.arange(n_bytes, dtype=np.intp) * 256)[None, :]
+    total = float(d.sum())
+    scale = float(np.max(np.abs(d))) if n else 0.0
+    margin = 64.0 * (n + 8) * np.finfo(np.float64).eps * scale
+    if alternative == "greater":
+        sign, threshold = 1.0, observed - tol
+    elif alternative == "less":
+        sign, threshold = -1.0, -(observed + tol)
+    else:
+        sign, threshold = 0.0, abs(observed) - tol
+    count = 0
+    for start, stop in chunks(n_draws, n):
+        words = rng.integers(0, _U64_MAX, size=(stop - start, (n + 63) // 64), dtype=np.uint64, endpoint=True)
+        octets = words.astype("<u8", copy=False).view(np.uint8)
+        flipped = lut[octets[:, :n_bytes].astype(np.intp) + offsets].sum(axis=1)
+        approx = (total - 2.0 * flipped) / n
+        stat = np.abs(approx) if sign == 0.0 else sign * approx
+        count += int(np.count_nonzero(stat > threshold + margin))
+        near = np.abs(stat - threshold) <= margin
+        if near.any():
+            flip = np.unpackbits(octets[near], axis=1, count=n, bitorder="little").astype(bool)
+            count += count_extreme(mean_rows(np.where(flip, -d, d)), observed, alternative, tol)
+    return count
 
 
 def count_extreme(null: np.ndarray, observed: float, alternative: str, tol: float) -> int:

@@ -16,7 +16,7 @@ import numpy as np
 
 from gradebench.stats import _checks, _paired, _resampling
 from gradebench.stats._checks import Alternative, NanPolicy
-from gradebench.stats._resampling import BatchedStatistic
+from gradebench.stats._resampling import BatchedStatistic, BootstrapDraws
 from gradebench.stats.results import ConfidenceInterval, PairedTestResult
 
 CIMethod = Literal["percentile", "bca"]
@@ -126,6 +126,7 @@ def bootstrap_ci(
     seed: int = 0,
     method: CIMethod = "percentile",
     nan_policy: NanPolicy = "raise",
+    draws: BootstrapDraws | None = None,
 ) -> ConfidenceInterval:
     """Seeded bootstrap confidence interval of a statistic over queries.
 
@@ -150,6 +151,8 @@ def bootstrap_ci(
             NumPy version give a bit-identical interval. The global RNG is never used.
         method: ``"percentile"`` or ``"bca"``.
         nan_policy: ``"raise"`` (default) or ``"omit"`` (drop queries with NaN; see ``n_omitted``).
+        draws: a :class:`BootstrapDraws` shared by many calls: the resample indices of a seed and
+            query count are drawn once (the interval is the same as without it).
 
     Raises:
         InvalidArgumentError: fewer than 2 queries, NaN (with ``nan_policy="raise"``), inf,
@@ -169,7 +172,11 @@ def bootstrap_ci(
     (data,), n_omitted = _checks.drop_nan_rows([data], names=["values"], nan_policy=nan_policy)
 
     estimate = float(_resampling.apply_statistic(stat.fn, data[None], name=stat.name)[0])
-    boot = _resampling.bootstrap_distribution(data, stat.fn, n_resamples, _resampling.make_rng(seed), name=stat.name)
+    if draws is None:
+        boot = _resampling.bootstrap_distribution(data, stat.fn, n_resamples, _resampling.make_rng(seed),
+                                                  name=stat.name)
+    else:
+        boot = _resampling.bootstrap_distribution_reusing(data, stat.fn, n_resamples, seed, draws, name=stat.name)
     return _interval(
         data, boot, estimate, stat, confidence=confidence, method=method, statistic=stat.name,
         n_omitted=n_omitted, n_resamples=n_resamples, seed=seed,

@@ -52,10 +52,11 @@ def paired_randomization_test(
     if exact:
         n_draws = 2**x.n
         null = _resampling.sign_flip_means(x.d, n_draws, None)
-    else:
+        count = _resampling.count_extreme(null, x.observed, alternative, _resampling.tie_tolerance(x.d))
+    else:  # the same count as counting sign_flip_means(x.d, n_draws, rng), without materialising the flips
         n_draws = n_resamples
-        null = _resampling.sign_flip_means(x.d, n_draws, _resampling.make_rng(seed))
-    count = _resampling.count_extreme(null, x.observed, alternative, _resampling.tie_tolerance(x.d))
+        count = _resampling.sign_flip_count(x.d, n_draws, _resampling.make_rng(seed), x.observed, alternative,
+                                            _resampling.tie_tolerance(x.d))
     p_value = count / n_draws if exact else (count + 1) / (n_draws + 1)
     return _paired.paired_result(
         "paired_randomization", x, alternative=alternative, p_value=p_value, n_resamples=n_draws, exact=exact,
