@@ -37,7 +37,7 @@ from gradebench.scorers.adapters.model_files import (
     model_files,
     read_json,
 )
-from gradebench.scorers.adapters.runner import distributed
+from gradebench.scorers.adapters.runner import distributed, pick_device
 from gradebench.scorers.base import Scorer, ScorerConfig, check_scores
 
 __all__ = ["LOCATION_KEYS", "InvarianceError", "ModelConfig", "ModelScorer", "load_error", "resolved_max_length"]
@@ -63,7 +63,7 @@ class ModelConfig(ScorerConfig):
         dtype: ``auto`` (float32 on CPU and MPS; bfloat16 on a GPU that has it, else float16),
             or ``float32``, ``bfloat16``, ``float16``.
         device: torch device; None = the best available (cuda > mps > cpu); under a distributed
-            launch, ``cuda:LOCAL_RANK``.
+            launch, ``cuda`` (given or picked) is ``cuda:LOCAL_RANK``.
         bucket: batch items of similar length together (less padding).
         invariance_queries: queries re-scored one item at a time by ``--check-invariance``.
         invariance_tolerance: the largest difference the check allows; None = 1e-4 in float32,
@@ -176,15 +176,8 @@ class ModelScorer(Scorer):
         if self._device is None:
             import torch
 
-            if self.config.device is not None:
-                self._device = self.config.device
-            elif torch.cuda.is_available():
-                _, world, local = distributed()
-                self._device = f"cuda:{local}" if world > 1 else "cuda"
-            elif getattr(torch.backends, "mps", None) is not None and torch.backends.mps.is_available():
-                self._device = "mps"
-            else:
-                self._device = "cpu"
+            mps = getattr(torch.backends, "mps", None) is not None and torch.backends.mps.is_available()
+            self._device = pick_device(self.config.device, cuda=torch.cuda.is_available(), mps=mps)
         return self._device
 
     @property
