@@ -29,7 +29,9 @@ from pydantic import Field
 from gradebench.benchmark.lists import Lists
 from gradebench.errors import GradebenchError, InvalidArgumentError
 from gradebench.hashing import sha256_json
+from gradebench.scorers._weight_files import check_weight_folder
 from gradebench.scorers.adapters.model_files import (
+    MODEL_HINT,
     ModelFolder,
     check_adapter_fits,
     check_no_remote_code,
@@ -139,7 +141,8 @@ class ModelScorer(Scorer):
     # -- the model's folder ----------------------------------------------------------------
     @property
     def folder(self) -> ModelFolder:
-        """The located model, checked for remote code and for fitting this adapter (nothing loaded)."""
+        """The located model, checked for remote code, for fitting this adapter and for damaged weight
+        files (nothing loaded)."""
         if self._folder is None:
             if self.config.model is None:
                 raise InvalidArgumentError(f"the {self.name} scorer needs a model", key="model",
@@ -147,6 +150,8 @@ class ModelScorer(Scorer):
             folder = locate_model(self.config.model, revision=self.config.revision)
             check_no_remote_code(folder, trust_remote_code=self.config.trust_remote_code)
             check_adapter_fits(self.adapter, folder)
+            # a damaged weights file is one line naming it, not the loader's SafetensorError/UnpicklingError
+            check_weight_folder(folder.path, error=InvalidArgumentError, hint=MODEL_HINT, loaded_only=True)
             self._folder = folder
         return self._folder
 
