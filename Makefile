@@ -27,6 +27,7 @@ bench: venv
 	$(PY) benchmarks/bench_build.py
 	$(PY) benchmarks/bench_metrics.py
 	$(PY) benchmarks/bench_losses.py
+	$(PY) benchmarks/bench_adapters.py
 
 clean:
 	rm -rf $(VENV) $(OUT)

@@ -21,7 +21,17 @@ methods alternating (load drifts hit all alike), after a warm-up of each; batch 
 * ``hf-sequence-classifier`` (``AutoModelForSequenceClassification`` loaded by the adapter) vs
   the same raw forward;
 * ``hf-bi-encoder`` vs ``SentenceTransformer.encode`` of the distinct queries and candidates
-  plus the cosines, vs the raw forward of the SentenceTransformer on pre-tokenized batches.
+  plus the cosines, vs the raw forward of the SentenceTransformer on pre-tokenized batches;
+* ``hf-chat-reward`` vs the raw forward of its ``GPT2ForSequenceClassification`` on the very
+  (right-padded, chat-templated) batches the adapter builds;
+* ``hf-llm-judge`` (``relevance-yes-no``, transformers backend) vs the raw forward of its
+  ``GPT2LMHeadModel`` on the very (left-padded) batches the adapter builds, reading the last
+  position's logits only (the ceiling) and, as a plain user would, all positions' logits.
+
+No bundled chat reward model or causal LM is here, so those two rows use a random GPT-2 of
+MiniLM's size (6 layers, 384 wide, 6 heads) with a byte-level BPE tokenizer trained on the
+pairs (``tests/tiny_models.py``; a chat template added for the reward model): the figures are
+about the adapters' overhead around the forward, not about any real model's quality.
 
 Adapters are timed end to end from texts (tokenization, batch plan, forward, cosine) with the
 model already loaded, as the libraries' calls are. The goal: >= 1.0x each library call and
@@ -100,6 +110,98 @@ def report(title: str, n: int, times: dict[str, float], ours: str, others: list[
         line += f"; {rate[ours] / rate[o]:.2f}x {o}"
     print(line + f"; max |difference| {diff:.2e}")
     return out
+
+
+CHAT_TEMPLATE = (
+    "{% for m in messages %}<|{{ m['role'] }}|> {{ m['content'] }}\n{% endfor %}"
+    "{% if add_generation_prompt %}<|assistant|> {% endif %}"
+)
+#: GPT-2 of all-MiniLM-L6-v2's size
+GPT2_SIZE = {"n_layer": 6, "n_embd": 384, "n_head": 6}
+
+
+def gpt2_folders(tmp: Path, texts: list[str]) -> tuple[Path, Path]:
+    """A random GPT-2 causal LM (the judge) and a one-output reward model with a chat template on it."""
+    import torch
+    from transformers import AutoTokenizer, GPT2Config, GPT2ForSequenceClassification, GPT2LMHeadModel
+
+    from gradebench.scorers._ce_model import quiet_loading
+    from tests.tiny_models import build_tiny_gpt2
+
+    answers = ["Answer: Yes", "Answer: No"] * 60  # the judge's answers become one token each
+    judge = build_tiny_gpt2(tmp / "gpt2-judge", texts + answers)
+    config = GPT2Config.from_pretrained(str(judge))
+    for k, v in GPT2_SIZE.items():
+        setattr(config, k, v)
+    with torch.random.fork_rng(devices=[]), quiet_loading():  # the reward head is new: no load report
+        torch.manual_seed(0)
+        GPT2LMHeadModel(config).save_pretrained(judge)
+        rm = GPT2ForSequenceClassification.from_pretrained(str(judge), num_labels=1)
+    tok = AutoTokenizer.from_pretrained(str(judge))
+    tok.chat_template = CHAT_TEMPLATE
+    rm.save_pretrained(tmp / "gpt2-rm")
+    tok.save_pretrained(tmp / "gpt2-rm")
+    return judge, tmp / "gpt2-rm"
+
+
+def bench_chat_reward(path: Path, q: list[str], c: list[str], keys: list[str], args: argparse.Namespace) -> dict:
+    import torch
+
+    from gradebench.scorers._ce_infer import to_device
+    from gradebench.scorers.adapters import make_model_scorer
+    from gradebench.scorers.adapters.runner import encode_texts, plan_batches
+
+    scorer = make_model_scorer(path, "chat-reward", {"batch_size": args.batch, "dtype": "float32"})
+    model, tok = scorer.model
+    encoded = encode_texts(tok, scorer.prompts(tok, q, c), max_length=scorer.options()["max_length"],
+                           add_special_tokens=False)
+    plan = plan_batches(keys, encoded.lengths, seed=scorer.seed, batch_size=args.batch, bucket=True)
+    batches = [to_device(encoded.batch(rows), "cpu") for rows in plan]
+
+    def raw() -> np.ndarray:
+        out = np.zeros(len(keys))
+        with torch.inference_mode():
+            for rows, b in zip(plan, batches):
+                out[rows] = model(**b).logits[:, 0].numpy()
+        return out
+
+    ceiling = "raw forward (GPT2ForSequenceClassification)"
+    times = timed({ceiling: raw, "hf-chat-reward": lambda: scorer._score_pairs(q, c, keys, batch_size=args.batch)},
+                  args.repeat)
+    diff = float(np.abs(scorer._score_pairs(q, c, keys, batch_size=args.batch) - raw()).max())
+    return {"chat-reward": report("chat-reward (GPT-2 of MiniLM's size)", len(keys), times, "hf-chat-reward", [],
+                                  ceiling, diff)}
+
+
+def bench_llm_judge(path: Path, q: list[str], c: list[str], keys: list[str], args: argparse.Namespace) -> dict:
+    import torch
+
+    from gradebench.scorers._ce_infer import to_device
+    from gradebench.scorers.adapters import make_model_scorer
+    from gradebench.scorers.adapters.runner import encode_texts, left_padded, plan_batches
+
+    scorer = make_model_scorer(path, "llm-judge", {"batch_size": args.batch, "dtype": "float32"})
+    model, tok, answer_ids = scorer.model
+    encoded = encode_texts(tok, scorer.prompts(tok, q, c), max_length=scorer.options()["max_length"],
+                           add_special_tokens=not scorer.options()["chat"])
+    plan = plan_batches(keys, encoded.lengths, seed=scorer.seed, batch_size=args.batch, bucket=True)
+    batches = [to_device(left_padded(encoded, rows), "cpu") for rows in plan]
+    answers = torch.from_numpy(answer_ids)
+
+    def raw(**kwargs) -> np.ndarray:
+        out = np.zeros(len(keys))
+        with torch.inference_mode():
+            for rows, b in zip(plan, batches):
+                lp = torch.log_softmax(model(**b, use_cache=False, **kwargs).logits[:, -1, :], dim=-1)[:, answers]
+                out[rows] = (lp[:, 0] - lp[:, 1]).numpy()
+        return out
+
+    ceiling, plain = "raw forward (GPT2LMHeadModel, last-position logits)", "raw forward (all logits)"
+    times = timed({ceiling: lambda: raw(logits_to_keep=1), plain: raw,
+                   "hf-llm-judge": lambda: scorer._score_pairs(q, c, keys, batch_size=args.batch)}, args.repeat)
+    diff = float(np.abs(scorer._score_pairs(q, c, keys, batch_size=args.batch) - raw()).max())
+    return {"llm-judge": report("llm-judge, relevance-yes-no (GPT-2 of MiniLM's size)", len(keys), times,
+                                "hf-llm-judge", [plain], ceiling, diff)}
 
 
 def main() -> None:
@@ -205,6 +307,11 @@ def main() -> None:
             f"bi-encoder ({len(texts)} distinct texts)", n, times, "hf-bi-encoder",
             ["SentenceTransformer.encode (distinct texts)", "SentenceTransformer.encode (queries, candidates)"],
             "raw forward (SentenceTransformer, distinct texts)", diff)
+
+        # -- chat reward model and LLM judge (GPT-2 of MiniLM's size) ----------------------------
+        judge_dir, rm_dir = gpt2_folders(Path(tmp), q + c)
+        results.update(bench_chat_reward(rm_dir, q, c, keys, args))
+        results.update(bench_llm_judge(judge_dir, q, c, keys, args))
     if args.out is not None:
         args.out.parent.mkdir(parents=True, exist_ok=True)
         args.out.write_text(json.dumps(results, indent=2, sort_keys=True) + "\n")

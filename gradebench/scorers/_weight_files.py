@@ -73,11 +73,15 @@ def weight_files(folder: Path) -> list[Path]:
 
 
 def check_weight_folder(folder: Path, *, error: type[GradebenchError], hint: str,
-                        safetensors_only: bool = False) -> None:
+                        safetensors_only: bool = False, loaded_only: bool = False) -> None:
     """:func:`check_weight_file` on every weight file under ``folder`` (only ``*.safetensors``
-    with ``safetensors_only``: a base model folder may carry a ``.bin`` copy its loader never reads)."""
-    for path in weight_files(folder):
-        if path.suffix == ".safetensors" or not safetensors_only:
+    with ``safetensors_only``: a base model folder may carry a ``.bin`` copy its loader never reads;
+    with ``loaded_only``, a ``.bin`` only where its own folder has no ``*.safetensors``, which
+    transformers and sentence-transformers read in preference)."""
+    paths = weight_files(folder)
+    with_safetensors = {p.parent for p in paths if p.suffix == ".safetensors"}
+    for path in paths:
+        if path.suffix == ".safetensors" or not (safetensors_only or (loaded_only and path.parent in with_safetensors)):
             check_weight_file(path, error=error, hint=hint)
 
 

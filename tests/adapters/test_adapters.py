@@ -72,6 +72,28 @@ def test_a_multi_class_head_without_entailment_asks_for_a_label(tiny_bert, tmp_p
     assert err.value.key == "label"
 
 
+def test_a_default_two_class_head_is_read_as_transformers_reads_it(tiny_bert, tmp_path, test_lists):
+    """transformers saves no id2label/num_labels for its default two classes: still two, LABEL_0 and LABEL_1."""
+    import json
+
+    from tests.adapters.conftest import save_classifier
+
+    path = save_classifier(tiny_bert, tmp_path / "two-class", num_labels=2, seed=6)
+    doc = json.loads((path / "config.json").read_text())
+    assert "id2label" not in doc and "num_labels" not in doc  # what this test is about
+    with pytest.raises(InvalidArgumentError, match=r"2 classes \(0=LABEL_0, 1=LABEL_1\); which one scores\?"):
+        make_model_scorer(path).options()
+    q, c = _pairs(test_lists)
+    want = _hf_logits(path, q, c)
+    want = np.exp(want) / np.exp(want).sum(axis=1, keepdims=True)
+    with one_torch_thread():
+        for label in ("LABEL_1", 0):
+            scorer = make_model_scorer(path, options={"label": label})
+            head = scorer.options()
+            assert head["output"] == "probability" and head["num_labels"] == 2
+            assert np.abs(scorer.score(test_lists)[test_lists.mask] - want[:, head["label_index"]]).max() < TOL
+
+
 def test_a_classifier_without_its_head_in_the_weights_is_refused(tiny_bert, tmp_path, test_lists):
     """config.json claims a classification head the weights lack: loading would draw a random one."""
     import json
@@ -80,6 +102,7 @@ def test_a_classifier_without_its_head_in_the_weights_is_refused(tiny_bert, tmp_
     copy = shutil.copytree(tiny_bert, tmp_path / "claims-a-head")
     doc = json.loads((copy / "config.json").read_text())
     doc["architectures"] = ["BertForSequenceClassification"]
+    doc["id2label"] = {"0": "LABEL_0"}  # one output (without it transformers reads two classes and asks which)
     (copy / "config.json").write_text(json.dumps(doc))
     with pytest.raises(InvalidArgumentError, match="no trained sequence-classification head"):
         make_model_scorer(copy, "sequence-classifier").score(test_lists)

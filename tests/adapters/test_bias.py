@@ -81,3 +81,53 @@ def test_figures_per_subset_when_the_benchmark_has_one():
     assert safety["length_pairs"]["better_longer"] == {"agreement": 1.0, "n_pairs": 1}
     assert safety["baselines"]["overlap"]["value"] == 1.0  # "cat sat" shares words with the query, "dog" none
     assert any(w.startswith("[subset=safety] overlap baseline") for w in safety["warnings"])
+
+
+def test_an_importer_subset_column_reaches_the_record_per_subset(cli, chat_reward, tmp_path):
+    """RewardBench layout -> ``build preference-pairs`` (subset kept) -> ``eval --model`` (a chat reward model):
+    the record's bias controls come per subset, each with its own baselines, system figure and warnings."""
+    import glob
+    import json
+
+    from tests.conftest import REPO
+
+    code, out, err = cli("build", "preference-pairs", "--source", REPO / "tests/fixtures/preferences/rewardbench.jsonl",
+                         "--out", tmp_path / "out", "--json")
+    assert code == 0, err
+    bench = json.loads(out)["path"]
+    code, out, err = cli("eval", "--benchmark", bench, "--model", chat_reward, "--resamples", 20,
+                         "--results-dir", tmp_path / "res", "--json")
+    assert code == 0, err
+    record = json.loads(out)
+    assert record["scorer"]["model"]["adapter"] == "chat-reward"
+    bias = record["bias"]
+    assert bias["group_column"] == "subset"
+    groups = {g["name"]: g for g in bias["groups"]}
+    # 6 rows, one skipped (empty rejected response): one pair per query
+    assert [(g["name"], g["n_queries"]) for g in bias["groups"]] == [
+        ("alpacaeval-easy", 2), ("hep-python", 1), ("math-prm", 1), ("refusals-dangerous", 1)]
+    # the baselines depend on the data alone
+    assert {name: {b: v["value"] for b, v in g["baselines"].items()} for name, g in groups.items()} == {
+        "alpacaeval-easy": {"bm25": 1.0, "length": 1.0, "overlap": 1.0},
+        "hep-python": {"bm25": 0.5, "length": 0.5, "overlap": 0.5},
+        "math-prm": {"bm25": 0.0, "length": 0.5, "overlap": 0.0},
+        "refusals-dangerous": {"bm25": 1.0, "length": 1.0, "overlap": 1.0},
+    }
+    assert groups["alpacaeval-easy"]["length_pairs"]["better_longer"] == {"agreement": 1.0, "n_pairs": 2}
+    # each subset's system figure is the model's agreement on that subset's pairs (ties: 1/2)
+    table = pd.read_parquet(glob.glob(f"{bench}/data/test-*.parquet")[0], columns=["query_id", "candidate_id",
+                                                                                       "subset"])
+    preds = pd.read_parquet(tmp_path / "res" / "preference-pairs" / f"{record['id']}.predictions.parquet")
+    merged = preds.merge(table, on=["query_id", "candidate_id"])
+    for name, g in groups.items():
+        agree = []
+        for _, q in merged[merged["subset"] == name].groupby("query_id"):
+            chosen = q.loc[q["relevance"] == 1, "prediction"].item()
+            rejected = q.loc[q["relevance"] == 0, "prediction"].item()
+            agree.append(1.0 if chosen > rejected else 0.5 if chosen == rejected else 0.0)
+        assert g["system"] == pytest.approx(np.mean(agree)), name
+        # a warning for each baseline within the margin of (or above) the subset's system, named by subset
+        near = sorted(b for b, v in g["baselines"].items() if v["value"] >= g["system"] - MARGIN)
+        assert sorted(w.split(" baseline")[0].removeprefix(f"[subset={name}] ") for w in g["warnings"]) == near
+        assert all(w.startswith(f"[subset={name}] ") for w in g["warnings"])
+    assert len(groups["alpacaeval-easy"]["warnings"]) == 3  # baselines at 1.0 are warned about whatever the model does

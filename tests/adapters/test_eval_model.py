@@ -7,6 +7,7 @@ import json
 import shutil
 
 import jsonschema
+import numpy as np
 import pytest
 
 import gradebench
@@ -129,6 +130,9 @@ def test_a_failed_invariance_check_exits_1_with_the_figure(cli, demo_benchmark, 
     ("seq_classifier", ["--set", "dtype=fp8"], "bad config for scorer 'hf-sequence-classifier'"),
     ("remote", [], "maps classes to code in the folder (auto_map)"),
     ("hub", [], "is not a local folder and not in the local Hugging Face cache"),
+    ("random-safetensors", [], "model.safetensors: corrupt or truncated weights file (SafetensorError"),
+    ("random-bin", [], "pytorch_model.bin: corrupt or truncated weights file (neither a complete zip archive"),
+    ("truncated-minilm", ["--adapter", "bi-encoder"], "model.safetensors: corrupt or truncated weights file"),
 ])
 def test_bad_input_is_one_line_and_exit_2(request, cli, capsys, demo_benchmark, tmp_path, setup, args, needle):
     if setup == "empty":
@@ -143,6 +147,15 @@ def test_bad_input_is_one_line_and_exit_2(request, cli, capsys, demo_benchmark, 
         (model / "config.json").write_text(json.dumps(doc))
     elif setup == "hub":
         model = "gradebench-test/never-downloaded"
+    elif setup in ("random-safetensors", "random-bin"):  # a real config.json, damaged weights
+        model = shutil.copytree(request.getfixturevalue("seq_classifier"), tmp_path / setup)
+        (model / "model.safetensors").unlink()
+        name = "model.safetensors" if setup == "random-safetensors" else "pytorch_model.bin"
+        (model / name).write_bytes(np.random.default_rng(0).bytes(1000))
+    elif setup == "truncated-minilm":  # a download cut in half
+        model = shutil.copytree(request.getfixturevalue("minilm"), tmp_path / setup)
+        weights = model / "model.safetensors"
+        weights.write_bytes(weights.read_bytes()[: weights.stat().st_size // 2])
     else:
         model = request.getfixturevalue(setup)
     template = tmp_path / "t.yaml"

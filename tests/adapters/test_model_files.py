@@ -7,6 +7,7 @@ import json
 import shutil
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from gradebench.errors import GradebenchError, InvalidArgumentError, SourceNotFoundError
@@ -169,3 +170,21 @@ def test_a_revision_needs_a_hub_id(seq_classifier):
 def test_the_model_is_given_once(seq_classifier):
     with pytest.raises(GradebenchError, match="not as the option 'model'"):
         make_model_scorer(seq_classifier, options={"model": "x"})
+
+
+def test_only_the_weight_files_a_loader_reads_are_checked(tmp_path):
+    """A ``.bin`` beside ``*.safetensors`` is never read (transformers prefers safetensors); one alone is."""
+    from safetensors.numpy import save_file
+
+    from gradebench.scorers._weight_files import check_weight_folder
+
+    save_file({"w": np.zeros((2, 2), dtype=np.float32)}, str(tmp_path / "model.safetensors"))
+    (tmp_path / "pytorch_model.bin").write_bytes(b"not a torch file")
+    check_weight_folder(tmp_path, error=InvalidArgumentError, hint="h", loaded_only=True)
+    with pytest.raises(InvalidArgumentError, match="corrupt or truncated"):
+        check_weight_folder(tmp_path, error=InvalidArgumentError, hint="h")
+    (tmp_path / "2_Dense").mkdir()
+    (tmp_path / "2_Dense" / "pytorch_model.bin").write_bytes(b"not a torch file")
+    with pytest.raises(InvalidArgumentError, match="corrupt or truncated") as e:
+        check_weight_folder(tmp_path, error=InvalidArgumentError, hint="h", loaded_only=True)
+    assert e.value.path == str(tmp_path / "2_Dense" / "pytorch_model.bin")

@@ -70,3 +70,48 @@ def test_accelerate_launch_writes_the_single_process_record(request, demo_benchm
     for suffix in (".predictions.parquet", ".queries.parquet"):
         a = (tmp_path / "one" / "demo" / (one["id"] + suffix)).read_bytes()
         assert a == (tmp_path / "two" / "demo" / (two["id"] + suffix)).read_bytes(), suffix
+
+
+def _launched(monkeypatch, *, world: int, local: int) -> None:
+    monkeypatch.setenv("WORLD_SIZE", str(world))
+    monkeypatch.setenv("RANK", str(local))
+    monkeypatch.setenv("LOCAL_RANK", str(local))
+
+
+@pytest.mark.parametrize("device_type", ["cuda", "cpu"])
+def test_the_scores_are_gathered_over_gloo_on_gpus_too(monkeypatch, device_type):
+    """NCCL's all_gather_object would stage the CPU arrays on cuda:0 in every process (no set_device)."""
+    import torch.distributed as dist
+
+    started = []
+    monkeypatch.setattr(dist, "is_initialized", lambda: False)
+    monkeypatch.setattr(dist, "init_process_group", lambda **kw: started.append(kw))
+    monkeypatch.setattr(runner.atexit, "register", lambda fn: None)
+    assert runner._process_group(device_type) is dist
+    assert started == [{"backend": "gloo"}]
+
+
+@pytest.mark.parametrize("requested, cuda, world, expected", [
+    (None, True, 8, "cuda:5"),       # picked: this process's GPU
+    ("cuda", True, 8, "cuda:5"),     # --set device=cuda: still one GPU per process
+    ("cuda:1", True, 8, "cuda:1"),   # an explicit index is kept
+    ("cpu", True, 8, "cpu"),
+    (None, False, 8, "cpu"),
+    (None, True, 1, "cuda"),         # one process: the current device
+    ("cuda", True, 1, "cuda"),
+])
+def test_each_process_gets_the_gpu_of_its_local_rank(monkeypatch, requested, cuda, world, expected):
+    _launched(monkeypatch, world=world, local=5)
+    assert runner.pick_device(requested, cuda=cuda, mps=False) == expected
+
+
+@pytest.mark.parametrize("requested", [None, "cuda"])
+def test_the_model_scorer_places_its_model_on_cuda_local_rank(monkeypatch, requested):
+    import torch
+
+    from gradebench.scorers import make_scorer
+
+    _launched(monkeypatch, world=8, local=3)
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    scorer = make_scorer("hf-sequence-classifier", {"model": "unused", "device": requested})
+    assert scorer.device == "cuda:3" and scorer.device_type == "cuda"

@@ -29,7 +29,9 @@ from pydantic import Field
 from gradebench.benchmark.lists import Lists
 from gradebench.errors import InvalidArgumentError, InvarianceError
 from gradebench.hashing import sha256_json
+from gradebench.scorers._weight_files import check_weight_folder
 from gradebench.scorers.adapters.model_files import (
+    MODEL_HINT,
     ModelFolder,
     check_adapter_fits,
     check_no_remote_code,
@@ -37,7 +39,7 @@ from gradebench.scorers.adapters.model_files import (
     model_files,
     read_json,
 )
-from gradebench.scorers.adapters.runner import distributed
+from gradebench.scorers.adapters.runner import distributed, pick_device
 from gradebench.scorers.base import Scorer, ScorerConfig, check_scores
 
 __all__ = ["LOCATION_KEYS", "InvarianceError", "ModelConfig", "ModelScorer", "load_error", "resolved_max_length"]
@@ -63,7 +65,7 @@ class ModelConfig(ScorerConfig):
         dtype: ``auto`` (float32 on CPU and MPS; bfloat16 on a GPU that has it, else float16),
             or ``float32``, ``bfloat16``, ``float16``.
         device: torch device; None = the best available (cuda > mps > cpu); under a distributed
-            launch, ``cuda:LOCAL_RANK``.
+            launch, ``cuda`` (given or picked) is ``cuda:LOCAL_RANK``.
         bucket: batch items of similar length together (less padding).
         invariance_queries: queries re-scored one item at a time by ``--check-invariance``.
         invariance_tolerance: the largest difference the check allows; None = 1e-4 in float32,
@@ -133,7 +135,8 @@ class ModelScorer(Scorer):
     # -- the model's folder ----------------------------------------------------------------
     @property
     def folder(self) -> ModelFolder:
-        """The located model, checked for remote code and for fitting this adapter (nothing loaded)."""
+        """The located model, checked for remote code, for fitting this adapter and for damaged weight
+        files (nothing loaded)."""
         if self._folder is None:
             if self.config.model is None:
                 raise InvalidArgumentError(f"the {self.name} scorer needs a model", key="model",
@@ -141,6 +144,8 @@ class ModelScorer(Scorer):
             folder = locate_model(self.config.model, revision=self.config.revision)
             check_no_remote_code(folder, trust_remote_code=self.config.trust_remote_code)
             check_adapter_fits(self.adapter, folder)
+            # a damaged weights file is one line naming it, not the loader's SafetensorError/UnpicklingError
+            check_weight_folder(folder.path, error=InvalidArgumentError, hint=MODEL_HINT, loaded_only=True)
             self._folder = folder
         return self._folder
 
@@ -170,15 +175,8 @@ class ModelScorer(Scorer):
         if self._device is None:
             import torch
 
-            if self.config.device is not None:
-                self._device = self.config.device
-            elif torch.cuda.is_available():
-                _, world, local = distributed()
-                self._device = f"cuda:{local}" if world > 1 else "cuda"
-            elif getattr(torch.backends, "mps", None) is not None and torch.backends.mps.is_available():
-                self._device = "mps"
-            else:
-                self._device = "cpu"
+            mps = getattr(torch.backends, "mps", None) is not None and torch.backends.mps.is_available()
+            self._device = pick_device(self.config.device, cuda=torch.cuda.is_available(), mps=mps)
         return self._device
 
     @property

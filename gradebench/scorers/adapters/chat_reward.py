@@ -21,7 +21,7 @@ from gradebench.errors import InvalidArgumentError
 from gradebench.hashing import sha256_hex
 from gradebench.scorers import register_scorer
 from gradebench.scorers.adapters.base import ModelConfig, ModelScorer, resolved_max_length
-from gradebench.scorers.adapters.heads import resolve_head
+from gradebench.scorers.adapters.heads import head_classes, resolve_head
 from gradebench.scorers.adapters.model_files import chat_template_of
 from gradebench.scorers.adapters.runner import encode_texts
 from gradebench.scorers.adapters.sequence_classifier import classify, load_classifier, pad_source
@@ -58,7 +58,8 @@ class ChatRewardScorer(ModelScorer):
                 "the model's tokenizer has no chat template, so the chat-reward adapter cannot build a conversation",
                 path=self.folder.path, key="adapter",
                 hint="use --adapter sequence-classifier for a (query, candidate) pair model, or add a chat_template")
-        head = resolve_head(self.folder.config, self.config.label, path=self.folder.path)
+        head = resolve_head(head_classes(self.folder.path, trust_remote_code=self.config.trust_remote_code),
+                            self.config.label, path=self.folder.path)
         return {**head, "chat_template_sha256": sha256_hex(template), "system": self.config.system,
                 "pad": pad_source(self), "truncation": "keep the last max_length tokens"}
 

@@ -21,7 +21,7 @@ import numpy as np
 
 from gradebench.scorers import register_scorer
 from gradebench.scorers.adapters.base import ModelConfig, ModelScorer, load_error
-from gradebench.scorers.adapters.heads import resolve_head
+from gradebench.scorers.adapters.heads import head_classes, resolve_head
 from gradebench.scorers.adapters.model_files import read_json
 from gradebench.scorers.adapters.sequence_classifier import classify
 
@@ -53,7 +53,8 @@ class CrossEncoderAdapter(ModelScorer):
 
     def _options_of(self) -> dict[str, Any]:
         modular = len(read_json(self.folder.path / "modules.json", missing=[]) or []) > 1
-        head = resolve_head(self.folder.config, self.config.label, path=self.folder.path,
+        head = resolve_head(head_classes(self.folder.path, trust_remote_code=self.config.trust_remote_code),
+                            self.config.label, path=self.folder.path,
                             num_labels=1 if modular else None)
         return {**head, "activation": self.config.activation}
 

@@ -5,6 +5,10 @@ head with several (an NLI model: contradiction / entailment / neutral) scores by
 probability of one class, chosen by ``label`` (its name in ``id2label``, case-insensitive, or
 its index); with no ``label``, a class named ``entailment`` is chosen (the entailment of the
 candidate given the query), and any other multi-class head asks for one.
+
+The classes are those transformers reads (``AutoConfig``'s ``num_labels`` and ``id2label``), not
+``config.json`` alone: transformers leaves both out of the file for its default of two classes
+(``LABEL_0``, ``LABEL_1``), so a file without them is a two-class head, not a one-output one.
 """
 
 from __future__ import annotations
@@ -14,30 +18,46 @@ from typing import Any
 
 from gradebench.errors import InvalidArgumentError
 
-__all__ = ["resolve_head", "select_output"]
+__all__ = ["head_classes", "resolve_head", "select_output"]
 
 
-def _labels(config: dict[str, Any]) -> list[str]:
-    id2label = config.get("id2label")
-    if isinstance(id2label, dict) and id2label:
-        try:
-            return [str(id2label[k]) for k in sorted(id2label, key=lambda k: int(k))]
-        except (TypeError, ValueError):
-            pass
-    n = config.get("num_labels")
-    return [f"LABEL_{i}" for i in range(int(n))] if isinstance(n, int) and n > 0 else ["LABEL_0"]
+def head_classes(path: Path, *, trust_remote_code: bool = False) -> list[str]:
+    """The class names of the head in the model folder ``path``, in output order, as transformers reads
+    its config (``AutoConfig``: ``id2label`` over ``range(num_labels)``, by default ``LABEL_0``, ``LABEL_1``);
+    none for a folder without ``config.json``.
+
+    Raises:
+        InvalidArgumentError: transformers cannot read the folder's ``config.json``.
+    """
+    if not (Path(path) / "config.json").is_file():  # a sentence-transformers folder of modules only
+        return []
+    from transformers import AutoConfig
+
+    from gradebench.scorers._ce_model import quiet_loading
+
+    try:
+        with quiet_loading():
+            config = AutoConfig.from_pretrained(str(path), local_files_only=True, trust_remote_code=trust_remote_code)
+    except (OSError, ValueError, KeyError, TypeError) as e:
+        text = " ".join(str(e).split())[:300]
+        raise InvalidArgumentError(f"cannot read the model's config ({type(e).__name__}: {text})",
+                                   path=Path(path) / "config.json", key="model",
+                                   hint="check that config.json is a transformers config") from None
+    id2label = getattr(config, "id2label", None) or {}
+    return [str(id2label.get(i, f"LABEL_{i}")) for i in range(int(config.num_labels))]
 
 
-def resolve_head(config: dict[str, Any], label: str | int | None, *, path: Path | None = None,
+def resolve_head(classes: list[str], label: str | int | None, *, path: Path | None = None,
                  num_labels: int | None = None) -> dict[str, Any]:
-    """``{"output": "logit"|"probability", "num_labels", "label", "label_index"}`` for a head.
+    """``{"output": "logit"|"probability", "num_labels", "label", "label_index"}`` for a head whose
+    classes are ``classes`` (:func:`head_classes`).
 
-    ``num_labels`` overrides what ``config`` (``config.json``) says (a modular head).
+    ``num_labels`` overrides how many there are (a modular head).
 
     Raises:
         InvalidArgumentError: several classes and no (known) ``label``, or a ``label`` on a one-output head.
     """
-    names = _labels(config)
+    names = list(classes) or ["LABEL_0"]
     if num_labels is not None and num_labels != len(names):
         names = [f"LABEL_{i}" for i in range(num_labels)]
     if len(names) == 1:

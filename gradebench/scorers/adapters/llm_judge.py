@@ -203,7 +203,8 @@ class _VLLMEngine:
     The engine masks every token but the answers (``allowed_token_ids``) and returns their
     log-probabilities after that mask (``logprobs_mode="processed_logprobs"``): renormalised over
     the answers, which changes neither ``log P(yes) - log P(no)`` nor the rating distribution.
-    Not exercised by the test suite (no GPU there); run ``tests/adapters/test_llm_judge.py`` on a GPU.
+    Not exercised by the test suite without a GPU; on one with vLLM installed, run
+    ``tests/adapters/test_adapters.py::test_vllm_judge_matches_transformers``.
     """
 
     def __init__(self, scorer: LLMJudgeScorer) -> None:

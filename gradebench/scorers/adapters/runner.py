@@ -9,9 +9,13 @@ length keep their seeded order. The plan cuts the order into batches of ``batch_
 
 **Sharding.** Under ``torchrun`` or ``accelerate launch`` (``WORLD_SIZE`` > 1), process ``r``
 computes batches ``r, r + W, r + 2W, ...`` of the same plan and every process gathers every
-batch's values (``torch.distributed.all_gather_object``; gloo on CPU, NCCL on GPUs). Each batch
-is computed exactly as a single process would compute it, so the scores, and the record, are
-those of a one-process run (on the same device type and thread count).
+batch's values (``torch.distributed.all_gather_object``). Each batch is computed exactly as a
+single process would compute it, so the scores, and the record, are those of a one-process run
+(on the same device type and thread count). The gather always runs over **gloo**, on GPUs too:
+what is gathered is CPU numpy arrays, once per run, and NCCL's ``all_gather_object`` would
+stage them on the *current* CUDA device, which is ``cuda:0`` in every process unless each one
+calls ``torch.cuda.set_device`` first (8 ranks on one GPU: a hang or a failure). Each process's
+model goes to ``cuda:LOCAL_RANK`` (:func:`pick_device`).
 
 Also here: :func:`encode_texts`, the single-text counterpart of
 :func:`gradebench.scorers._ce_infer.encode_pairs` (chat prompts, judge prompts), and
@@ -31,7 +35,11 @@ import numpy as np
 
 from gradebench.scorers._ce_infer import EncodedPairs
 
-__all__ = ["EncodedPairs", "distributed", "encode_texts", "left_padded", "plan_batches", "run_plan", "seeded_order"]
+__all__ = ["GATHER_BACKEND", "EncodedPairs", "distributed", "encode_texts", "left_padded", "pick_device", "plan_batches",
+           "run_plan", "seeded_order"]
+
+#: the process group the scores are gathered over, whatever the device (see the module docstring)
+GATHER_BACKEND = "gloo"
 
 
 def seeded_order(keys: Sequence[str], *, seed: int) -> np.ndarray:
@@ -60,11 +68,25 @@ def distributed() -> tuple[int, int, int]:
     return int(os.environ.get("RANK", "0")), world, int(os.environ.get("LOCAL_RANK", "0"))
 
 
+def pick_device(requested: str | None, *, cuda: bool, mps: bool) -> str:
+    """The torch device of this process: ``requested``, else the best available (cuda > mps > cpu).
+
+    Under a distributed launch (``WORLD_SIZE`` > 1) a CUDA device without an index, requested
+    or picked, is ``cuda:LOCAL_RANK``: one GPU per process, never every process on ``cuda:0``.
+    """
+    _, world, local = distributed()
+    device = requested if requested is not None else "cuda" if cuda else "mps" if mps else "cpu"
+    if device == "cuda" and world > 1:
+        return f"cuda:{local}"
+    return device
+
+
 def _process_group(device_type: str) -> Any:
+    """The default process group, started over :data:`GATHER_BACKEND` whatever ``device_type`` is."""
     import torch.distributed as dist
 
     if not dist.is_initialized():
-        dist.init_process_group(backend="nccl" if device_type == "cuda" else "gloo")
+        dist.init_process_group(backend=GATHER_BACKEND)
         atexit.register(_destroy)
     return dist
 

@@ -23,7 +23,7 @@ import numpy as np
 from gradebench.errors import InvalidArgumentError
 from gradebench.scorers import register_scorer
 from gradebench.scorers.adapters.base import ModelConfig, ModelScorer, load_error
-from gradebench.scorers.adapters.heads import resolve_head, select_output
+from gradebench.scorers.adapters.heads import head_classes, resolve_head, select_output
 from gradebench.scorers.adapters.runner import plan_batches, run_plan
 
 
@@ -106,7 +106,8 @@ class SequenceClassifierScorer(ModelScorer):
     Config = SequenceClassifierConfig
 
     def _options_of(self) -> dict[str, Any]:
-        head = resolve_head(self.folder.config, self.config.label, path=self.folder.path)
+        head = resolve_head(head_classes(self.folder.path, trust_remote_code=self.config.trust_remote_code),
+                            self.config.label, path=self.folder.path)
         return {**head, "pair_order": self.config.pair_order, "pad": pad_source(self)}
 
     def _load(self) -> Any:
