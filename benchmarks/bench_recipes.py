@@ -38,6 +38,8 @@ SOURCES: dict[str, tuple[str | None, tuple[int, int, int] | None]] = {
     "esnli-fixed": ("esnli/eSNLI", (80, 10, 10)),
     "esnli-human": ("esnli/eSNLI", (80, 10, 10)),
     "esnli-contrast": ("esnli/eSNLI", (80, 10, 10)),
+    # its own premise-grouped splits (resplit_by: premise), read before any borrowing
+    "esnli-contrast-v2": ("esnli/eSNLI", None),
     "dnli": ("dnli", None),
     "dnli-natural": ("dnli", None),
     "winowhy": ("winowhy", None),
