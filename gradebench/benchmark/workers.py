@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import multiprocessing as mp
 import signal
+import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
@@ -49,10 +50,18 @@ def _signals_blocked() -> Iterator[None]:
         signal.pthread_sigmask(signal.SIG_SETMASK, old)
 
 
-def build_batch(builder: Builder, units: Sequence[Any], out_splits: Sequence[str]) -> dict:
-    """One batch: graded lists -> per-split (table, row features); in this process or a worker."""
+def build_batch(builder: Builder, units: Sequence[Any], out_splits: Sequence[str]) -> tuple[dict, dict[str, float]]:
+    """One batch: graded lists -> per-split (table, row features); in this process or a worker.
+
+    Also returns the seconds spent making the lists and turning them into tables (summed over
+    batches into the build's ``workers.*`` timings).
+    """
     cls = type(builder)
-    return lists_to_tables(cls.columns, builder.make_lists(units), out_splits, cls.stat_columns)
+    t0 = time.perf_counter()
+    lists = builder.make_lists(units)
+    t1 = time.perf_counter()
+    tables = lists_to_tables(cls.columns, lists, out_splits, cls.stat_columns)
+    return tables, {"workers.make_lists": t1 - t0, "workers.tables": time.perf_counter() - t1}
 
 
 def _make_builder(builder_name: str, recipe_json: str):
@@ -62,12 +71,14 @@ def _make_builder(builder_name: str, recipe_json: str):
     return get_builder(builder_name)(recipe_from_json(recipe_json))
 
 
-def _task(args: tuple[str, str, Sequence[Any], Sequence[str]]) -> dict:
+def _task(args: tuple[str, str, Sequence[Any], Sequence[str]]) -> tuple[dict, dict[str, float]]:
     builder_name, recipe_json, units, out_splits = args
     return build_batch(_make_builder(builder_name, recipe_json), units, out_splits)
 
 
-def run_batches(builder_name: str, recipe_json: str, batches: Sequence[Batch], workers: int) -> Iterator[dict]:
+def run_batches(
+    builder_name: str, recipe_json: str, batches: Sequence[Batch], workers: int
+) -> Iterator[tuple[dict, dict[str, float]]]:
     """Results of each batch, in order (``build_batch`` output)."""
     if workers <= 1 or len(batches) <= 1:
         builder = _make_builder(builder_name, recipe_json)
