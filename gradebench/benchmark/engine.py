@@ -25,7 +25,7 @@ from gradebench.benchmark.format import MANIFEST, SCHEMA_VERSION
 from gradebench.benchmark.manifest import cached_problem, file_digests, read_manifest
 from gradebench.benchmark.splits import resplit_of
 from gradebench.benchmark.summary import RowFeatures, summarize
-from gradebench.benchmark.workers import run_batches
+from gradebench.benchmark.workers import gc_paused, run_batches
 from gradebench.benchmark.writer import BenchmarkWriter, final_dir, is_complete, staging, uninterrupted
 from gradebench.datasets import Builder, get_builder
 from gradebench.datasets.records import SourceFile
@@ -311,9 +311,10 @@ def build(
     timer = PhaseTimer()
     with timer.phase("read"):
         records = builder.read(files)
-    with timer.phase("select"):
+    with timer.phase("select"), gc_paused():
         selection = builder.select(records, limit=limit)
         units, out_splits, skipped = _assign(selection.units, selection.skipped, effective_resplit)
+        del records, selection  # the units hold what is still needed (see _batches)
     if not units:
         reasons = ", ".join(f"{k} {v}" for k, v in sorted(skipped.items())) or "the source has no records"
         raise BenchmarkError(
@@ -334,7 +335,7 @@ def build(
             )
         with _progress(progress, len(units)) as bar, timer.phase("make_lists"):
             task = bar.add_task("build", total=len(units)) if bar else None
-            batches = [(units[a:b], out_splits[a:b]) for a, b in _ranges(len(units))]
+            batches = _batches(units, out_splits)
             # closing(): on an exception the pool is stopped now, not when the traceback is freed
             with closing(run_batches(builder_cls.name, r.model_dump_json(), batches, n_workers)) as results:
                 for result, seconds in results:
@@ -356,7 +357,9 @@ def build(
         with timer.phase("write"):
             names = writer.close_shards()
         with timer.phase("stats"):
-            stats = summarize(builder, {s: RowFeatures.concat(v) for s, v in feats.items()})
+            per_split = {s: RowFeatures.concat(feats.pop(s)) for s in sorted(feats)}
+            stats = summarize(builder, per_split)
+            del per_split
         splits = {s: {"queries": counts[s]["queries"], "candidates": counts[s]["candidates"]} for s in sorted(counts)}
         manifest = {
             "format": "gradebench.benchmark",
@@ -431,6 +434,14 @@ def _assign(units: list[Any], skipped: Counter, resplit: Sequence[int] | None) -
         kept.append(u)
         splits.append(resplit_of(qid, resplit) if resplit else u.split)
     return kept, splits, skipped
+
+
+def _batches(units: list[Any], out_splits: list[str]) -> Iterator[tuple[list[Any], list[str]]]:
+    """Work units in batches of :data:`BATCH_QUERIES`; each batch's slots in ``units`` are cleared
+    once it is handed out, so its source records are freed as soon as its worker is done with it."""
+    for a, b in _ranges(len(units)):
+        yield units[a:b], out_splits[a:b]
+        units[a:b] = [None] * (b - a)
 
 
 def _ranges(n: int) -> Iterator[tuple[int, int]]:

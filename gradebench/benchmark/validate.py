@@ -309,7 +309,7 @@ def expand(suites: Sequence[Mapping[str, Any]], tiers: Sequence[Mapping[str, Any
 # -- the tables ---------------------------------------------------------------------------------
 
 #: rows per validation chunk (whole row groups; a query's rows stay in one chunk, see _chunks)
-CHUNK_ROWS = 262_144
+CHUNK_ROWS = 131_072
 #: a column added to every chunk: the row's (or the query's first row's) position in the benchmark,
 #: so failure examples merged from several chunks come back in benchmark order
 ORDER = "__gradebench_row"

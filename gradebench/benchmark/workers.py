@@ -22,12 +22,13 @@ workers, ends them without a traceback).
 from __future__ import annotations
 
 import gc
+import itertools
 import multiprocessing as mp
 import signal
 import sys
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
@@ -70,11 +71,29 @@ def build_batch(builder: Builder, units: Sequence[Any], out_splits: Sequence[str
     batches into the build's ``workers.*`` timings).
     """
     cls = type(builder)
-    t0 = time.perf_counter()
-    lists = builder.make_lists(units)
-    t1 = time.perf_counter()
-    tables = lists_to_tables(cls.columns, lists, out_splits, cls.stat_columns)
+    with gc_paused():
+        t0 = time.perf_counter()
+        lists = builder.make_lists(units)
+        t1 = time.perf_counter()
+        tables = lists_to_tables(cls.columns, lists, out_splits, cls.stat_columns)
     return tables, {"workers.make_lists": t1 - t0, "workers.tables": time.perf_counter() - t1}
+
+
+@contextmanager
+def gc_paused() -> Iterator[None]:
+    """No cyclic garbage collection inside (about 1.3x faster while making many small objects).
+
+    Building lists and selecting queries allocate millions of small acyclic objects; each full
+    collection then scans every live object (the source records included) for nothing.
+    Whatever cyclic garbage the block leaves is collected after it.
+    """
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
 
 
 def _make_builder(builder_name: str, recipe_json: str):
@@ -90,10 +109,16 @@ def _task(args: tuple[str, str, Sequence[Any], Sequence[str]]) -> tuple[dict, di
 
 
 def run_batches(
-    builder_name: str, recipe_json: str, batches: Sequence[Batch], workers: int
+    builder_name: str, recipe_json: str, batches: Iterable[Batch], workers: int
 ) -> Iterator[tuple[dict, dict[str, float]]]:
-    """Results of each batch, in order (``build_batch`` output)."""
-    if workers <= 1 or len(batches) <= 1:
+    """Results of each batch, in order (``build_batch`` output); ``batches`` is consumed lazily."""
+    batches = iter(batches)
+    first = next(batches, None)
+    second = next(batches, None)
+    if first is None:
+        return
+    batches = itertools.chain([first] if second is None else [first, second], batches)
+    if workers <= 1 or second is None:
         builder = _make_builder(builder_name, recipe_json)
         for units, splits in batches:
             yield build_batch(builder, units, splits)
