@@ -95,18 +95,21 @@ def _tree_pss_kib(pid: int) -> int:
     return total
 
 
-def _supports_timings(env: dict) -> bool:
+def _supports_timings(env: dict, code: Path) -> bool:
     proc = subprocess.run([sys.executable, "-m", "gradebench", "build", "--help"], capture_output=True, text=True,
-                          env=env, cwd=REPO, check=False)
+                          env=env, cwd=code, check=False)
     return "--timings" in proc.stdout
 
 
-def run_build(source: Path, out: Path, flags: list[str], env: dict, timings: bool) -> tuple[float, int, dict]:
+def run_build(source: Path, out: Path, flags: list[str], env: dict, timings: bool, code: Path
+              ) -> tuple[float, int, dict]:
+    """One `python -m gradebench build` of ``code`` (its folder is the working directory: `-m` puts
+    the working directory ahead of PYTHONPATH)."""
     cmd = [sys.executable, "-m", "gradebench", "build", "esnli", "--source", str(source), "--out", str(out),
            "--json", *flags, *(["--timings"] if timings else [])]
     peak = [0]
     t0 = time.perf_counter()
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=REPO, env=env)
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=code, env=env)
     done = threading.Event()
 
     def sample() -> None:
@@ -147,7 +150,7 @@ def main() -> None:
         per_pair = None
         for code, path in codes:
             env = {**os.environ, "PYTHONPATH": str(path), "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1"}
-            timings = _supports_timings(env)
+            timings = _supports_timings(env, path)
             cases = [("real dev split", args.data, [], DEV_PAIRS), (f"{args.pairs:,} distinct pairs, raw", big, RAW,
                                                                    args.pairs)]
             if not args.skip_default:
@@ -156,7 +159,7 @@ def main() -> None:
                 runs = []
                 for i in range(args.repeat):
                     out = work / f"out-{len(rows)}-{i}"
-                    runs.append(run_build(source, out, flags, env, timings))
+                    runs.append(run_build(source, out, flags, env, timings, path))
                     shutil.rmtree(out, ignore_errors=True)
                 wall = statistics.median(r[0] for r in runs)
                 pss = statistics.median(r[1] for r in runs)
