@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import sys
+import time
 from collections import Counter
 from collections.abc import Iterator, Sequence
 from contextlib import closing
@@ -24,7 +25,7 @@ from gradebench.benchmark.format import MANIFEST, SCHEMA_VERSION
 from gradebench.benchmark.manifest import cached_problem, file_digests, read_manifest
 from gradebench.benchmark.splits import resplit_of
 from gradebench.benchmark.summary import RowFeatures, summarize
-from gradebench.benchmark.workers import run_batches
+from gradebench.benchmark.workers import gc_paused, run_batches
 from gradebench.benchmark.writer import BenchmarkWriter, final_dir, is_complete, staging, uninterrupted
 from gradebench.datasets import Builder, get_builder
 from gradebench.datasets.records import SourceFile
@@ -57,9 +58,45 @@ class BuildResult:
     validation: dict[str, Any] | None = None
     #: learned validity figures (None with validity=False); see gradebench.experiments.validity
     validity: dict[str, Any] | None = None
+    #: wall seconds per build phase (:class:`PhaseTimer`); not part of the result's identity,
+    #: so ``to_dict`` leaves it out unless asked (``gradebench build --timings``)
+    timings: dict[str, float] = field(default_factory=dict, compare=False, repr=False)
 
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+    def to_dict(self, *, timings: bool = False) -> dict[str, Any]:
+        d = asdict(self)
+        if not timings:
+            del d["timings"]
+        return d
+
+
+class PhaseTimer:
+    """Wall seconds per named build phase, in the order the phases first ran.
+
+    ``with timer.phase("read"): ...`` adds the block's time to ``read``; :meth:`add` adds a
+    measured amount (e.g. the seconds workers report for their part of a batch).
+    """
+
+    def __init__(self) -> None:
+        self.seconds: dict[str, float] = {}
+
+    def add(self, name: str, seconds: float) -> None:
+        self.seconds[name] = self.seconds.get(name, 0.0) + seconds
+
+    def phase(self, name: str):
+        from contextlib import contextmanager
+
+        @contextmanager
+        def timed():
+            t0 = time.perf_counter()
+            try:
+                yield
+            finally:
+                self.add(name, time.perf_counter() - t0)
+
+        return timed()
+
+    def rounded(self) -> dict[str, float]:
+        return {k: round(v, 3) for k, v in self.seconds.items()}
 
 
 #: recipe keys that only document the benchmark and so stay out of its fingerprint
@@ -271,14 +308,18 @@ def build(
             return _result_from_manifest(target, refresh_cached(target, r, builder), cached=True)
         repaired = problem
 
-    records = builder.read(files)
-    grouped = builder.regroup(records, lambda key: resplit_of(key, effective_resplit)) if effective_resplit else None
-    if grouped is not None:  # the builder carved the output splits itself, before selecting
-        records = grouped
-    selection = builder.select(records, limit=limit)
-    units, out_splits, skipped = _assign(
-        selection.units, selection.skipped, None if grouped is not None else effective_resplit
-    )
+    timer = PhaseTimer()
+    with timer.phase("read"):
+        records = builder.read(files)
+    with timer.phase("select"), gc_paused():
+        grouped = builder.regroup(records, lambda key: resplit_of(key, effective_resplit)) if effective_resplit else None
+        if grouped is not None:  # the builder carved the output splits itself, before selecting
+            records = grouped
+        selection = builder.select(records, limit=limit)
+        units, out_splits, skipped = _assign(
+            selection.units, selection.skipped, None if grouped is not None else effective_resplit
+        )
+        del records, selection, grouped  # the units hold what is still needed (see _batches)
     if not units:
         reasons = ", ".join(f"{k} {v}" for k, v in sorted(skipped.items())) or "the source has no records"
         raise BenchmarkError(
@@ -297,12 +338,15 @@ def build(
                 target, builder_cls.columns,
                 {"gradebench.fingerprint": fp, "gradebench.recipe": r.name, "gradebench.version": __version__},
             )
-        with _progress(progress, len(units)) as bar:
+        with _progress(progress, len(units)) as bar, timer.phase("make_lists"):
             task = bar.add_task("build", total=len(units)) if bar else None
-            batches = [(units[a:b], out_splits[a:b]) for a, b in _ranges(len(units))]
+            batches = _batches(units, out_splits)
             # closing(): on an exception the pool is stopped now, not when the traceback is freed
             with closing(run_batches(builder_cls.name, r.model_dump_json(), batches, n_workers)) as results:
-                for result in results:
+                for result, seconds in results:
+                    for name, s in seconds.items():
+                        timer.add(name, s)
+                    t_write = time.perf_counter()
                     for split, (table, f) in result.items():
                         writer.write(split, table)
                         feats.setdefault(split, []).append(f)
@@ -311,8 +355,16 @@ def build(
                         c["candidates"] += table.num_rows
                         if bar:
                             bar.advance(task, f.n_queries)
-        names = writer.close_shards()
-        stats = summarize(builder, {s: RowFeatures.concat(v) for s, v in feats.items()})
+                    # writing runs inside the batch loop: its time is moved from make_lists to write
+                    spent = time.perf_counter() - t_write
+                    timer.add("write", spent)
+                    timer.add("make_lists", -spent)
+        with timer.phase("write"):
+            names = writer.close_shards()
+        with timer.phase("stats"):
+            per_split = {s: RowFeatures.concat(feats.pop(s)) for s in sorted(feats)}
+            stats = summarize(builder, per_split)
+            del per_split
         splits = {s: {"queries": counts[s]["queries"], "candidates": counts[s]["candidates"]} for s in sorted(counts)}
         manifest = {
             "format": "gradebench.benchmark",
@@ -330,12 +382,14 @@ def build(
             "skipped": dict(sorted(skipped.items())),
             "stats": stats,
             "columns": [c.name for c in writer.schema],
-            "file_digests": file_digests(writer.tmp, [n for v in names.values() for n in v]),
         }
+        with timer.phase("digests"):
+            manifest["file_digests"] = file_digests(writer.tmp, [n for v in names.values() for n in v])
         if validate:
             from gradebench.benchmark.validate import validate_folder
 
-            report = validate_folder(writer.tmp, manifest=manifest)
+            with timer.phase("validation"):
+                report = validate_folder(writer.tmp, manifest=manifest)
             manifest["validation"] = report.summary()
             if not report.success:
                 raise BenchmarkError(
@@ -344,7 +398,9 @@ def build(
                     hint=f"run `gradebench validate` on a --no-validate build for every failure; "
                     f"fix the recipe or the builder {builder_cls.name!r}",
                 )
-        path, cached = writer.finish(manifest, render_card(manifest, builder), replace=force or repaired is not None)
+        with timer.phase("finish"):
+            path, cached = writer.finish(manifest, render_card(manifest, builder),
+                                         replace=force or repaired is not None)
     except BaseException:
         if writer is not None:
             writer.abort()
@@ -353,6 +409,7 @@ def build(
         return _result_from_manifest(path, read_manifest(path), cached=True)
     result = _result_from_manifest(path, manifest, cached=False)
     result.repaired = repaired
+    result.timings = timer.rounded()
     return result
 
 
@@ -382,6 +439,14 @@ def _assign(units: list[Any], skipped: Counter, resplit: Sequence[int] | None) -
         kept.append(u)
         splits.append(resplit_of(qid, resplit) if resplit else u.split)
     return kept, splits, skipped
+
+
+def _batches(units: list[Any], out_splits: list[str]) -> Iterator[tuple[list[Any], list[str]]]:
+    """Work units in batches of :data:`BATCH_QUERIES`; each batch's slots in ``units`` are cleared
+    once it is handed out, so its source records are freed as soon as its worker is done with it."""
+    for a, b in _ranges(len(units)):
+        yield units[a:b], out_splits[a:b]
+        units[a:b] = [None] * (b - a)
 
 
 def _ranges(n: int) -> Iterator[tuple[int, int]]:

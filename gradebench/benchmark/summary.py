@@ -187,8 +187,8 @@ def summarize(builder: Builder, per_split: dict[str, RowFeatures]) -> dict:
     out: dict = {}
     tiers = builder.tiers()
     parts = dict(sorted(per_split.items()))
-    if parts:
-        parts["all"] = RowFeatures.concat(list(parts.values()))
+    if parts:  # one split: "all" is the same rows (no copy)
+        parts["all"] = RowFeatures.concat(list(parts.values())) if len(parts) > 1 else next(iter(parts.values()))
     for name, f in parts.items():
         if f.n_queries == 0:
             continue

@@ -60,12 +60,17 @@ def lists_to_tables(
             tier += g.tiers if g.tiers is not None else [None] * len(g.candidates)
             for col, values in zip(cand_extra, g.candidate_extra):
                 col += values
-            vocab = g.vocab if g.vocab is not None else frozenset(words(g.query))
-            nv = len(vocab)
+            measured = g.measured or {}
+            vocab = None
             for t in g.candidates:
-                w = words(t)
-                n_words.append(len(w))
-                overlap.append(len(vocab.intersection(w)) / nv if nv else 0.0)
+                m = measured.get(t)
+                if m is None:
+                    if vocab is None:
+                        vocab = g.vocab if g.vocab is not None else frozenset(words(g.query))
+                    w = words(t)
+                    m = len(w), (len(vocab.intersection(w)) / len(vocab) if vocab else 0.0)
+                n_words.append(m[0])
+                overlap.append(m[1])
             human += [-1] * len(g.candidates) if g.human is None else [int(bool(h)) for h in g.human]
         data = {
             "query_id": pa.array([g.query_id for g in gls], pa.string()).take(take),

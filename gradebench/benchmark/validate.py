@@ -19,6 +19,12 @@ bounds. Tiered entries with ``meta.for_each = "tier"`` are repeated once per dec
 with a ``row_condition`` on the tier. Everything is expressed as great-expectations
 expectations; only the derived tables are computed beforehand (with pyarrow).
 
+The ``rows`` and ``queries`` tables are never built whole: the suites run on chunks of whole
+row groups (:data:`CHUNK_ROWS` rows), and each expectation's counts and first failing records
+are merged over the chunks in benchmark order, which gives the report a single run over the
+whole table would give (the rows of a query, which the list checks and the uniqueness of
+``(query_id, candidate_id)`` need together, are always in one chunk).
+
 great-expectations is imported inside :func:`validate_folder` (it takes seconds to import).
 """
 
@@ -26,7 +32,7 @@ from __future__ import annotations
 
 import copy
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -79,6 +85,9 @@ def load_suite(name: str) -> dict[str, Any]:
                 f"expectation {i} needs 'type', 'kwargs' and meta.frame in {list(FRAMES)} and meta.check",
                 path=path, hint="reinstall gradebench",
             )
+        if "mostly" in e["kwargs"]:  # results are merged over chunks by their counts (see _Tally)
+            raise BenchmarkError(f"expectation {i} uses 'mostly', which chunked validation does not support",
+                                 path=path, hint="reinstall gradebench")
     return suite
 
 
@@ -299,6 +308,12 @@ def expand(suites: Sequence[Mapping[str, Any]], tiers: Sequence[Mapping[str, Any
 
 # -- the tables ---------------------------------------------------------------------------------
 
+#: rows per validation chunk (whole row groups; a query's rows stay in one chunk, see _chunks)
+CHUNK_ROWS = 131_072
+#: a column added to every chunk: the row's (or the query's first row's) position in the benchmark,
+#: so failure examples merged from several chunks come back in benchmark order
+ORDER = "__gradebench_row"
+
 
 def _data_files(folder: Path, manifest: Mapping[str, Any]) -> list[str]:
     names = [f for s in sorted(manifest["splits"]) for f in manifest["splits"][s]["files"]]
@@ -309,38 +324,98 @@ def _data_files(folder: Path, manifest: Mapping[str, Any]) -> list[str]:
     return names
 
 
-def read_frames(folder: Path, manifest: Mapping[str, Any]) -> dict[str, Any]:
-    """The three tables the suites run on, as pandas DataFrames (see the module docstring)."""
+@dataclass
+class _Layout:
+    """What the suites run on, before any row is read: the columns table and the chunks."""
+
+    columns: Any  # the ``columns`` frame (pandas)
+    #: core columns present in every file with one type; the others are left out of the rows
+    #: (the column checks report them; the checks that need them are listed as skipped)
+    common: Any  # pyarrow schema
+    #: chunks of row groups: [(file, [row group indices])...] each, in benchmark order
+    chunks: list[list[tuple[str, list[int]]]]
+
+
+def read_layout(folder: Path, manifest: Mapping[str, Any]) -> _Layout:
+    """The ``columns`` frame and the row groups of every data file, grouped into chunks."""
     import pandas as pd
     import pyarrow as pa
     import pyarrow.parquet as pq
 
     names = _data_files(folder, manifest)
-    schema_rows, tables = [], []
+    schema_rows, schemas, chunks = [], [], []
+    current: list[tuple[str, list[int]]] = []
+    rows = 0
     for n in names:
-        schema = pq.read_schema(folder / n)
-        present = [c for c in COLUMNS if c in schema.names]
-        schema_rows += [{"file": n, "name": c, "arrow_type": str(schema.field(c).type) if c in present else "missing"}
-                        for c in COLUMNS]
-        tables.append(pq.read_table(folder / n, columns=present))
-    # a column missing from a file or typed differently across files is left out of the rows
-    # (the column checks report it; the checks that need it are listed as skipped)
-    cols = [c for c in COLUMNS if tables and all(c in t.column_names for t in tables)
-            and len({t.schema.field(c).type for t in tables}) == 1]
-    if tables:  # files may differ in nullability only
-        common = pa.schema([pa.field(c, tables[0].schema.field(c).type) for c in cols])
-        table = pa.concat_tables([t.select(cols).cast(common) for t in tables])
+        meta = pq.ParquetFile(folder / n)
+        schema = meta.schema_arrow
+        schemas.append(schema)
+        schema_rows += [{"file": n, "name": c, "arrow_type": str(schema.field(c).type) if c in schema.names
+                         else "missing"} for c in COLUMNS]
+        for i in range(meta.metadata.num_row_groups):
+            if current and rows >= CHUNK_ROWS:
+                chunks.append(current)
+                current, rows = [], 0
+            if not current or current[-1][0] != n:
+                current.append((n, []))
+            current[-1][1].append(i)
+            rows += meta.metadata.row_group(i).num_rows
+    if current:
+        chunks.append(current)
+    cols = [c for c in COLUMNS if schemas and all(c in sc.names for sc in schemas)
+            and len({sc.field(c).type for sc in schemas}) == 1]
+    common = pa.schema([pa.field(c, schemas[0].field(c).type) for c in cols]) if schemas else pa.schema([])
+    return _Layout(pd.DataFrame(schema_rows, columns=["file", "name", "arrow_type"]), common, chunks)
+
+
+def _read_chunk(folder: Path, layout: _Layout, chunk: list[tuple[str, list[int]]], offset: int) -> Any:
+    """The chunk's rows (the common columns, files may differ in nullability only) with their positions."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    cols = layout.common.names
+    parts = [pq.ParquetFile(folder / n).read_row_groups(groups, columns=cols, use_threads=False)
+             for n, groups in chunk]
+    table = pa.concat_tables([t.select(cols).cast(layout.common) for t in parts])
+    return table.append_column(ORDER, pa.array(range(offset, offset + table.num_rows), pa.int64()))
+
+
+def _frames(table: Any) -> dict[str, Any]:
+    """The ``rows`` and ``queries`` frames (pandas) of a table of rows."""
+    import pandas as pd
+
+    return {
+        "rows": table.drop_columns([c for c in ("query",) if c in table.column_names]).to_pandas(),
+        "queries": _queries_frame(table) if "query_id" in table.column_names else pd.DataFrame(),
+    }
+
+
+def read_frames(folder: Path, manifest: Mapping[str, Any]) -> dict[str, Any]:
+    """The three tables the suites run on, whole, as pandas DataFrames (see the module docstring).
+
+    For inspection and tests; :func:`validate_folder` runs the suites chunk by chunk instead.
+    """
+    import pandas as pd
+    import pyarrow as pa
+
+    layout = read_layout(Path(folder), manifest)
+    tables, offset = [], 0
+    for chunk in layout.chunks:
+        tables.append(_read_chunk(Path(folder), layout, chunk, offset))
+        offset += tables[-1].num_rows
+    frames = {"columns": layout.columns}
+    if tables:
+        frames.update({k: v.drop(columns=[ORDER]) for k, v in _frames(pa.concat_tables(tables)).items()})
     else:
-        table = None
-    frames = {"columns": pd.DataFrame(schema_rows, columns=["file", "name", "arrow_type"])}
-    frames["rows"] = (table.drop_columns([c for c in ("query",) if c in cols]) if table is not None
-                      else pa.table({})).to_pandas()
-    frames["queries"] = _queries_frame(table) if table is not None and "query_id" in cols else pd.DataFrame()
+        frames.update(rows=pa.table({}).to_pandas(), queries=pd.DataFrame())
     return frames
 
 
 def _queries_frame(table: Any) -> Any:
-    """One row per query_id in order of first appearance: n_candidates, n_grades, n_splits, query."""
+    """One row per query_id in order of first appearance: n_candidates, n_grades, n_splits, query.
+
+    With the :data:`ORDER` column: the position of the query's first row, under the same name.
+    """
     import pyarrow.compute as pc
 
     aggs: list[tuple[str, str, Any, str]] = [("query_id", "count", pc.CountOptions(mode="all"), "n_candidates")]
@@ -348,12 +423,55 @@ def _queries_frame(table: Any) -> Any:
              if c in table.column_names]
     if "query" in table.column_names:
         aggs.append(("query", "first", None, "query"))
+    if ORDER in table.column_names:
+        aggs.append((ORDER, "min", None, ORDER))
     grouped = table.group_by("query_id", use_threads=False).aggregate([(c, f, o) for c, f, o, _ in aggs])
     df = grouped.to_pandas()
     return df.rename(columns={f"{c}_{f}": name for c, f, _, name in aggs})
 
 
-# -- great-expectations -------------------------------------------------------------------------
+def _split_queries(folder: Path, layout: _Layout) -> tuple[list[Any], Any]:
+    """Per chunk, its rows' query ids; and the ids found in more than one chunk (a damaged file).
+
+    Engine-built files never split a query across row groups, so the second is empty; when it
+    is not, those queries' rows are taken out of their chunks and validated together, last.
+    """
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
+
+    if len(layout.chunks) < 2 or "query_id" not in layout.common.names:
+        return [None] * len(layout.chunks), pa.array([], pa.string())
+    uniques = []
+    for chunk in layout.chunks:
+        ids = pa.chunked_array([
+            pq.ParquetFile(folder / n).read_row_groups(groups, columns=["query_id"]).column(0).cast(pa.string())
+            for n, groups in chunk
+        ])
+        uniques.append(pc.unique(ids))
+    counts = pc.value_counts(pa.chunked_array(uniques).combine_chunks())
+    spanning = counts.field("values").filter(pc.greater(counts.field("counts"), 1))
+    return uniques, spanning
+
+
+def _chunk_tables(folder: Path, layout: _Layout) -> Iterator[Any]:
+    """The benchmark's rows as tables of whole queries, in order (queries split across chunks last)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    _, spanning = _split_queries(folder, layout)
+    held = []
+    offset = 0
+    for chunk in layout.chunks:
+        table = _read_chunk(folder, layout, chunk, offset)
+        offset += table.num_rows
+        if len(spanning):
+            split = pc.is_in(table.column("query_id").cast(pa.string()), value_set=spanning)
+            held.append(table.filter(split))
+            table = table.filter(pc.invert(split))
+        yield table
+    if held:
+        yield pa.concat_tables(held)
 
 
 def _import_gx() -> Any:
@@ -377,15 +495,50 @@ def _json_value(v: Any) -> Any:
     return v
 
 
-def _failure(entry: _Entry, result: Any) -> Failure:
+@dataclass
+class _Tally:
+    """One expectation's results over every chunk it ran on, merged."""
+
+    success: bool = True
+    unexpected: int = 0
+    total: int = 0
+    #: (position in the benchmark, example) of the first failing records of each chunk
+    examples: list[tuple[int, Any]] = field(default_factory=list)
+    #: a table-level expectation (no per-record counts) that failed on some chunk
+    table_failed: bool = False
+    error: str | None = None
+
+    def add(self, result: Any) -> None:
+        """Merge one chunk's great-expectations result: counts add up, examples are pooled.
+
+        Exact for map expectations without ``mostly`` (the suites use none): a record fails or
+        passes on its own, or, for the uniqueness of (query_id, candidate_id), with the other
+        rows of its query, which are always in the same chunk (see ``_chunk_tables``).
+        """
+        self.success = self.success and bool(result.success)
+        if result.exception_info and result.exception_info.get("raised_exception"):
+            if self.error is None:
+                self.error = str(result.exception_info.get("exception_message") or "unknown error").splitlines()[0]
+            return
+        r = result.result or {}
+        if r.get("unexpected_count") is None:
+            self.table_failed = self.table_failed or not result.success
+            return
+        self.unexpected += int(r["unexpected_count"])
+        self.total += int(r.get("element_count") or 0)
+        for i, item in enumerate((r.get("partial_unexpected_index_list") or [])[:MAX_EXAMPLES]):
+            position = item.pop(ORDER, i) if isinstance(item, dict) else i
+            self.examples.append((position, item))
+
+
+def _failure(entry: _Entry, tally: _Tally) -> Failure:
     unit = UNITS[entry.frame]
-    if result.exception_info and result.exception_info.get("raised_exception"):
-        msg = str(result.exception_info.get("exception_message") or "unknown error").splitlines()[0]
-        return Failure(entry.check, entry.config["type"], entry.columns, None, None, unit, (), entry.details, msg)
-    r = result.result or {}
+    if tally.error is not None:
+        return Failure(entry.check, entry.config["type"], entry.columns, None, None, unit, (), entry.details,
+                       tally.error)
     ids = ID_COLUMNS[entry.frame]
     examples = []
-    for item in (r.get("partial_unexpected_index_list") or [])[:MAX_EXAMPLES]:
+    for _, item in sorted(tally.examples, key=lambda e: e[0])[:MAX_EXAMPLES]:
         if isinstance(item, dict):
             ex = {k: _json_value(item[k]) for k in ids if k in item}
             rest = [v for k, v in item.items() if k not in ids]
@@ -394,35 +547,65 @@ def _failure(entry: _Entry, result: Any) -> Failure:
         else:
             ex = {"row": _json_value(item)}
         examples.append(ex)
-    unexpected = r.get("unexpected_count")
-    total = r.get("element_count")
-    if unexpected is None:  # a table-level expectation: the whole table fails
+    unexpected, total = tally.unexpected, tally.total
+    if tally.table_failed and not unexpected:  # a table-level expectation: the whole table fails
         unexpected, total = 1, 1
-    return Failure(entry.check, entry.config["type"], entry.columns, int(unexpected), int(total), unit,
-                   tuple(examples), entry.details)
+    return Failure(entry.check, entry.config["type"], entry.columns, unexpected, total, unit, tuple(examples),
+                   entry.details)
 
 
-def _run_frame(
-    gx: Any, context: Any, name: str, frame: str, df: Any, entries: list[_Entry], params: dict
-) -> dict[int, Any]:
-    """Validate one table (``frame``'s columns that ``entries`` need) with its entries; results by entry index."""
-    from great_expectations.expectations.expectation_configuration import ExpectationConfiguration
+class _Runner:
+    """One group of a frame's entries, ready to validate table after table (one suite, one asset)."""
 
-    expectations = []
+    def __init__(self, gx: Any, context: Any, name: str, frame: str, entries: list[_Entry], params: dict,
+                 columns: list[str]) -> None:
+        from great_expectations.expectations.expectation_configuration import ExpectationConfiguration
+
+        expectations = []
+        for e in entries:
+            try:
+                expectations.append(ExpectationConfiguration(**e.config).to_domain_obj())
+            except Exception as err:  # noqa: BLE001 - a bad suite entry is a packaging bug, reported as such
+                raise BenchmarkError(f"expectation {e.check!r} is not valid for great-expectations: {err}",
+                                     path=suites_dir(), hint="reinstall gradebench") from None
+        self.suite = context.suites.add(gx.ExpectationSuite(name=f"gradebench-{name}", expectations=expectations))
+        asset = context.data_sources.add_pandas(f"gradebench-{name}").add_dataframe_asset(name)
+        self.batches = asset.add_batch_definition_whole_dataframe("all")
+        self.columns = columns
+        index_columns = [c for c in (*ID_COLUMNS[frame], ORDER) if c in columns]
+        self.result_format = {"result_format": "SUMMARY", "partial_unexpected_count": MAX_EXAMPLES,
+                              "unexpected_index_column_names": index_columns}
+        self.params = params
+
+    def run(self, df: Any, tallies: dict[int, _Tally]) -> None:
+        batch = self.batches.get_batch(batch_parameters={"dataframe": df[self.columns]})
+        results = batch.validate(self.suite, result_format=self.result_format, expectation_parameters=self.params)
+        for r in results.results:
+            tallies.setdefault(int(r.expectation_config.meta["gradebench_index"]), _Tally()).add(r)
+
+
+def _runners(gx: Any, context: Any, frame: str, columns: Sequence[str], entries: list[_Entry], params: dict,
+             skipped: list[str]) -> list[_Runner]:
+    """The runners of ``frame``'s entries whose columns are all there (the others go to ``skipped``).
+
+    The checks of the text columns run on their own batch: great-expectations copies the whole
+    table for each row filter and hashes each batch, so the others run without the texts.
+    """
+    present = set(columns)
+    groups: dict[frozenset[str], list[_Entry]] = {}
     for e in entries:
-        try:
-            expectations.append(ExpectationConfiguration(**e.config).to_domain_obj())
-        except Exception as err:  # noqa: BLE001 - a bad suite entry is a packaging bug, reported as such
-            raise BenchmarkError(f"expectation {e.check!r} is not valid for great-expectations: {err}",
-                                 path=suites_dir(), hint="reinstall gradebench") from None
-    suite = context.suites.add(gx.ExpectationSuite(name=f"gradebench-{name}", expectations=expectations))
-    asset = context.data_sources.add_pandas(f"gradebench-{name}").add_dataframe_asset(name)
-    batch = asset.add_batch_definition_whole_dataframe("all").get_batch(batch_parameters={"dataframe": df})
-    index_columns = [c for c in ID_COLUMNS[frame] if c in df.columns]
-    result_format = {"result_format": "SUMMARY", "partial_unexpected_count": MAX_EXAMPLES,
-                     "unexpected_index_column_names": index_columns}
-    results = batch.validate(suite, result_format=result_format, expectation_parameters=params)
-    return {int(r.expectation_config.meta["gradebench_index"]): r for r in results.results}
+        if e.frame != frame:
+            continue
+        if e.needs <= present:
+            groups.setdefault(e.needs & TEXT_COLUMNS, []).append(e)
+        else:
+            skipped.append(e.check + (f" [tier {e.details['tier']}]" if "tier" in e.details else ""))
+    out = []
+    for k, group in enumerate(groups.values()):
+        needs = frozenset().union(*(e.needs for e in group))
+        cols = [c for c in columns if c in needs or c in ID_COLUMNS[frame] or c == ORDER]
+        out.append(_Runner(gx, context, f"{frame}-{k}", frame, group, params, cols))
+    return out
 
 
 def validate_folder(folder: str | Path, *, manifest: Mapping[str, Any] | None = None) -> ValidationReport:
@@ -431,9 +614,14 @@ def validate_folder(folder: str | Path, *, manifest: Mapping[str, Any] | None = 
     ``manifest`` defaults to ``folder/manifest.json`` (the engine passes its own before the
     folder is complete). Reads the data files the manifest lists, after checking them against its
     sizes and sha256s (:func:`gradebench.benchmark.manifest.verify_data`) when the manifest is read
-    here. Failures come back in the report (suite order), never raised; a missing or changed data
-    file or a missing great-expectations raises :class:`BenchmarkError`.
+    here, a chunk of row groups at a time (:data:`CHUNK_ROWS` rows, whole queries), and merges the
+    chunks' results, so memory does not grow with the benchmark. Failures come back in the report
+    (suite order), never raised; a missing or changed data file or a missing great-expectations
+    raises :class:`BenchmarkError`.
     """
+    import pandas as pd
+    import pyarrow as pa
+
     from gradebench.benchmark.manifest import read_manifest, verify_data
 
     gx = _import_gx()
@@ -449,33 +637,30 @@ def validate_folder(folder: str | Path, *, manifest: Mapping[str, Any] | None = 
     params, tiers = suite_parameters(m)
     entries, tier_params = expand(suites, tiers)
     params.update(tier_params)
-    frames = read_frames(folder, m)
+    layout = read_layout(folder, m)
     from great_expectations.data_context.types.base import ProgressBarsConfig
 
     context = gx.get_context(mode="ephemeral")
     context.variables.progress_bars = ProgressBarsConfig(globally=False)
-    results: dict[int, Any] = {}
+    tallies: dict[int, _Tally] = {}
     skipped: list[str] = []
-    for frame in FRAMES:
-        df = frames[frame]
-        runnable = []
-        for e in entries:
-            if e.frame != frame:
-                continue
-            if e.needs <= set(df.columns):
-                runnable.append(e)
-            else:
-                skipped.append(e.check + (f" [tier {e.details['tier']}]" if "tier" in e.details else ""))
-        # the checks of the text columns run on their own batch: great-expectations copies the
-        # whole table for each row filter and hashes each batch, so the others run without texts
-        groups: dict[frozenset[str], list[_Entry]] = {}
-        for e in runnable:
-            groups.setdefault(e.needs & TEXT_COLUMNS, []).append(e)
-        for k, group in enumerate(groups.values()):
-            needs = frozenset().union(*(e.needs for e in group))
-            cols = [c for c in df.columns if c in needs or c in ID_COLUMNS[frame]]
-            results.update(_run_frame(gx, context, f"{frame}-{k}", frame, df[cols], group, params))
-    failures = [_failure(e, results[i]) for i, e in enumerate(entries) if i in results and not results[i].success]
+    for runner in _runners(gx, context, "columns", list(layout.columns.columns), entries, params, skipped):
+        runner.run(layout.columns, tallies)
+    tables = iter(_chunk_tables(folder, layout)) if layout.chunks else iter([None])
+    runners: dict[str, list[_Runner]] | None = None
+    n_rows = n_queries = 0
+    for table in tables:
+        frames = _frames(table) if table is not None else {"rows": pa.table({}).to_pandas(),
+                                                           "queries": pd.DataFrame()}
+        if runners is None:  # every chunk has the same columns
+            runners = {f: _runners(gx, context, f, list(frames[f].columns), entries, params, skipped)
+                       for f in ("rows", "queries")}
+        for f in ("rows", "queries"):
+            for runner in runners[f]:
+                runner.run(frames[f], tallies)
+        n_rows += len(frames["rows"])
+        n_queries += len(frames["queries"])
+    failures = [_failure(e, tallies[i]) for i, e in enumerate(entries) if i in tallies and not tallies[i].success]
     if skipped and not failures:  # a suite entry on a column no check covers: report it, never pass silently
         failures = [Failure(s, "not evaluated", (), None, None, "rows", error="a column it needs is missing")
                     for s in skipped]
@@ -484,9 +669,9 @@ def validate_folder(folder: str | Path, *, manifest: Mapping[str, Any] | None = 
         kind=kind,
         suites=names,
         suite_sha256=sha256_json(suites),
-        rows=len(frames["rows"]),
-        queries=len(frames["queries"]),
-        expectations=len(results),
+        rows=n_rows,
+        queries=n_queries,
+        expectations=len(tallies),
         failures=failures,
         skipped=skipped,
     )

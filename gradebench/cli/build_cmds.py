@@ -40,6 +40,8 @@ def build(
                      show_default="the recipe's columns"),
     ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="print the result as JSON")] = False,
+    timings: Annotated[bool, typer.Option("--timings", help="report wall seconds per build phase "
+                                          "(with --json: a 'timings' key)")] = False,
 ) -> None:
     """Build a graded benchmark into OUT/<recipe>/<fingerprint[:12]>/."""
     from gradebench.experiments.build import build as build_api
@@ -65,9 +67,11 @@ def build(
     for note in warning_lines(result.validity):
         sys.stderr.write(f"gradebench: warning: {note}\n")
     if as_json:
-        _emit(result.to_dict())
+        _emit(result.to_dict(timings=timings))
         return
     _print_build(result)
+    if timings:
+        print("timings (s): " + ", ".join(f"{k} {v:.2f}" for k, v in result.timings.items()))
 
 
 def validity_option(validity: str | None, no_validity: bool) -> str | bool:

@@ -70,6 +70,9 @@ class GradedList:
             (default: the words of ``query``).
         human: per candidate, whether a person wrote it (the authorship shortcut probe);
             ``None`` when unknown.
+        measured: ``{candidate text: (word count, query overlap)}`` where the builder has
+            measured them already (Algorithm 1 does), so the build stats need not tokenize the
+            text again; a text missing from it is measured from scratch (``None``: all are).
     """
 
     query_id: str
@@ -84,6 +87,7 @@ class GradedList:
     candidate_extra: tuple = ()
     vocab: frozenset[str] | None = None
     human: list[bool] | None = None
+    measured: dict[str, tuple[int, float]] | None = None
 
 
 @dataclass

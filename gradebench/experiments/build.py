@@ -52,7 +52,11 @@ def build(
         progress=progress, validate=validate,
     )
     if mode is not None and is_stale(result.validity, mode):
+        import time
+
+        t0 = time.perf_counter()
         result.validity = add_validity(Path(result.path), mode=mode)
+        result.timings["validity"] = round(time.perf_counter() - t0, 3)
     return result
 
 

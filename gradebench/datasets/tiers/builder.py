@@ -18,7 +18,6 @@ from gradebench.datasets.records import NLIExample
 from gradebench.datasets.tiers.candidates import CandidateBuilder, Query
 from gradebench.datasets.tiers.select import select
 from gradebench.datasets.tiers.spec import TieredSection
-from gradebench.words import words
 
 #: the columns every tiered NLI benchmark carries after the core ones (schema v1 order)
 TIERED_COLUMNS: tuple[Column, ...] = (
@@ -70,8 +69,8 @@ class TieredNLIBuilder(Builder):
         out = []
         for q in units:
             ex = q.example
-            rows = cb.rows(q)
-            cid, text, score, rel, tier, csrc, tid, origin = _columns(rows)
+            rows, vocab = cb.rows_and_vocab(q)
+            cid, text, score, rel, tier, csrc, tid, origin, n_words, overlap = _columns(rows)
             out.append(
                 GradedList(
                     query_id=q.query_id,
@@ -84,8 +83,9 @@ class TieredNLIBuilder(Builder):
                     tiers=tier,
                     query_extra=(ex.premise, ex.hypothesis, ex.label, ex.source_id, ex.row),
                     candidate_extra=(csrc, tid, origin),
-                    vocab=frozenset(words(ex.premise)) | frozenset(words(ex.hypothesis)),
+                    vocab=vocab,
                     human=[o == "human" for o in origin],
+                    measured=dict(zip(text, zip(n_words, overlap))),
                 )
             )
         return out
@@ -117,9 +117,5 @@ class TieredNLIBuilder(Builder):
 
 
 def _columns(rows: list[tuple]) -> list[list]:
-    """The first eight fields of CandidateBuilder rows as columns."""
-    cols: list[list] = [[] for _ in range(8)]
-    for row in rows:
-        for c, v in zip(cols, row):
-            c.append(v)
-    return cols
+    """CandidateBuilder rows (10 fields each) as 10 columns."""
+    return [list(c) for c in zip(*rows)] if rows else [[] for _ in range(10)]

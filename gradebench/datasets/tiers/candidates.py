@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from gradebench.datasets.records import NLIExample
+from gradebench.datasets.tiers.fill import Part, Template
 from gradebench.datasets.tiers.scoring import Adjuster, base_score, words
 from gradebench.datasets.tiers.spec import TieredSection, TierSpec
 from gradebench.hashing import choice_index, key_digest, uniform_from_digest
@@ -145,7 +146,12 @@ def unrelated_indices(
 
 
 class CandidateBuilder:
-    """Builds the candidate rows of queries for one recipe."""
+    """Builds the candidate rows of queries for one recipe.
+
+    The recipe's templates are parsed once (:class:`~.fill.Template`); a template that quotes the
+    premise or hypothesis gets its words from theirs (:mod:`.fill`), any other filled text
+    from a cache, so no candidate but a human one is tokenized from scratch.
+    """
 
     def __init__(self, recipe: TieredSection) -> None:
         self.recipe = recipe
@@ -153,7 +159,12 @@ class CandidateBuilder:
         adj = recipe.scoring.adjustments
         self.adjuster = Adjuster.from_spec(adj) if adj is not None else None
         self.max_relevance = max(t.relevance for t in recipe.tiers) or 1
-        self._words_cache: dict[str, list[str]] = {}
+        self._templates = {
+            t.name: {key: [Template(text) for text in texts] for key, texts in t.templates.items()}
+            for t in recipe.tiers
+        }
+        self._words_cache: dict[str, tuple[list[str], frozenset[str]]] = {}
+        self._parts: dict[str, Part] = {}
 
     # -- candidate texts -------------------------------------------------------------------
     def texts(self, q: Query, tier: TierSpec) -> list[tuple[str, str | None, str | None, str]]:
@@ -163,17 +174,31 @@ class CandidateBuilder:
         ``edited`` for a negation flip (a person's text with one negation added or removed).
         A ``negation_flip`` tier gives no candidate when the explanation has no balanced flip.
         """
+        return [(text, tid, src, origin) for text, _, tid, src, origin in self._candidates(q, tier, {})]
+
+    def _candidates(
+        self, q: Query, tier: TierSpec, values: dict[str, Part]
+    ) -> list[tuple[str, list[str] | None, str | None, str | None, str]]:
+        """``texts`` with the words of each text where they come for free (else None)."""
         ex = q.example
         if tier.candidates == "explanation":
             if tier.name in q.borrowed:  # the explanation a flip was made from (own_from_flip)
-                return [(text, None, source_id, "human") for text, source_id in q.borrowed[tier.name]]
-            return [(explanation(ex.explanations, tier.explanation), None, ex.source_id, "human")]
+                return [(text, None, None, source_id, "human") for text, source_id in q.borrowed[tier.name]]
+            return [(explanation(ex.explanations, tier.explanation), None, None, ex.source_id, "human")]
         if tier.candidates == "template":
-            return self._templates(q, tier)
+            return self._filled(q, tier, values)
         origin = "edited" if tier.candidates == "negation_flip" else "human"
-        return [(text, None, source_id, origin) for text, source_id in q.borrowed[tier.name]]
+        return [(text, None, None, source_id, origin) for text, source_id in q.borrowed[tier.name]]
 
-    def _templates(self, q: Query, tier: TierSpec) -> list[tuple[str, str | None, str | None, str]]:
+    def _part(self, text: str) -> Part:
+        p = self._parts.get(text)
+        if p is None:
+            p = self._parts[text] = Part.of(text)
+        return p
+
+    def _filled(
+        self, q: Query, tier: TierSpec, values: dict[str, Part]
+    ) -> list[tuple[str, list[str] | None, str | None, str | None, str]]:
         ex = q.example
         if tier.label == "any":
             claimed = ex.label
@@ -185,22 +210,30 @@ class CandidateBuilder:
         else:
             claimed = ex.label
             key = ex.label
-        options = tier.templates[key]
+        options = self._templates[tier.name][key]
         start = choice_index(len(options), self.ns, "template", q.query_id, tier.name)
+        if "premise" not in values:
+            values.update(premise=Part.of(ex.premise.strip()), hypothesis=Part.of(ex.hypothesis.strip()))
+        values["label"] = self._part(ex.label)
+        values["claimed_label"] = self._part(claimed)
         out = []
         for slot in range(tier.count):
             j = (start + slot) % len(options)
-            text = options[j].format(
-                premise=ex.premise.strip(), hypothesis=ex.hypothesis.strip(), label=ex.label, claimed_label=claimed
-            )
-            out.append((text, f"{tier.name}/{key}/{j}", None, "template"))
+            template = options[j]
+            if "premise" in template.fields or "hypothesis" in template.fields:
+                text, cand_words = template.fill(values)
+            else:  # the same few texts again and again: their words come from the cache
+                text, cand_words = "".join(p.text if isinstance(p, Part) else values[p].text
+                                           for p in template.pieces), None
+            out.append((text, cand_words, f"{tier.name}/{key}/{j}", None, "template"))
         return out
 
     # -- scores ------------------------------------------------------------------------------
-    def _words(self, text: str) -> list[str]:
+    def _words(self, text: str) -> tuple[list[str], frozenset[str]]:
         w = self._words_cache.get(text)
         if w is None:
-            w = words(text)
+            tokens = words(text)
+            w = (tokens, frozenset(tokens))
             if len(self._words_cache) < 100_000:
                 self._words_cache[text] = w
         return w
@@ -209,6 +242,12 @@ class CandidateBuilder:
         self, q: Query, tier: TierSpec, u: float, cand_words: list[str], vocab: frozenset[str]
     ) -> float:
         """The candidate's score from its content-seeded uniform draw ``u``."""
+        word_set = frozenset(cand_words)
+        overlap = len(vocab & word_set) / len(vocab) if vocab else 0.0
+        return self._score(q, tier, u, word_set, len(cand_words), overlap)
+
+    def _score(self, q: Query, tier: TierSpec, u: float, word_set: frozenset[str], n_words: int,
+               overlap: float) -> float:
         mode = self.recipe.scoring.mode
         if mode == "grade":
             return tier.relevance / self.max_relevance
@@ -216,11 +255,16 @@ class CandidateBuilder:
         base = base_score(u, lo, hi)
         if mode == "uniform" or self.adjuster is None:
             return base
-        return self.adjuster.score(base, cand_words, q.example.label, tier.name, vocab)
+        adj = self.adjuster
+        return adj.adjust(base, adj.flags_of(word_set, n_words, overlap, q.example.label, tier.name))
 
     # -- rows --------------------------------------------------------------------------------
     def rows(self, q: Query) -> list[tuple]:
-        """Candidate rows of one query, in output order.
+        """Candidate rows of one query, in output order (see :meth:`rows_and_vocab`)."""
+        return self.rows_and_vocab(q)[0]
+
+    def rows_and_vocab(self, q: Query) -> tuple[list[tuple], frozenset[str]]:
+        """Candidate rows of one query, in output order, and the query's words (premise and hypothesis).
 
         Row layout: (candidate_id, candidate, score, relevance, tier, candidate_source_id,
         template_id, origin, n_words, query_overlap); the last two feed the build stats.
@@ -229,20 +273,32 @@ class CandidateBuilder:
         ``shuffle_candidates`` rows are ordered by that key, so position never reveals the tier.
         """
         ex = q.example
-        vocab = frozenset(words(ex.premise)) | frozenset(words(ex.hypothesis))
+        # the stripped texts the templates quote; their words are those of the texts as read
+        values = {"premise": Part.of(ex.premise.strip()), "hypothesis": Part.of(ex.hypothesis.strip())}
+        vocab = frozenset(values["premise"].words) | frozenset(values["hypothesis"].words)
         n_vocab = len(vocab)
+        shuffle = self.recipe.shuffle_candidates
         keyed = []
         for tier in self.recipe.tiers:
-            for slot, (text, template_id, cand_src, origin) in enumerate(self.texts(q, tier)):
+            for slot, (text, composed, template_id, cand_src, origin) in enumerate(self._candidates(q, tier, values)):
                 digest = key_digest(self.ns, "candidate", q.query_id, tier.name, str(slot), text)
-                cand_words = self._words(text) if template_id is not None and '"' not in text else words(text)
-                score = self.score(q, tier, uniform_from_digest(digest), cand_words, vocab)
-                overlap = len(vocab.intersection(cand_words)) / n_vocab if n_vocab else 0.0
+                if composed is None:
+                    cand_words, word_set = self._words(text) if template_id is not None else _words_and_set(text)
+                else:
+                    cand_words, word_set = composed, frozenset(composed)
+                n_words = len(cand_words)
+                overlap = len(vocab & word_set) / n_vocab if n_vocab else 0.0
+                score = self._score(q, tier, uniform_from_digest(digest), word_set, n_words, overlap)
                 keyed.append((
-                    digest[16:24] if self.recipe.shuffle_candidates else b"",
+                    digest[16:24] if shuffle else b"",
                     (digest[8:16].hex(), text, score, tier.relevance, tier.name, cand_src, template_id, origin,
-                     len(cand_words), overlap),
+                     n_words, overlap),
                 ))
-        if self.recipe.shuffle_candidates:
+        if shuffle:
             keyed.sort(key=lambda kv: kv[0])
-        return [row for _, row in keyed]
+        return [row for _, row in keyed], vocab
+
+
+def _words_and_set(text: str) -> tuple[list[str], frozenset[str]]:
+    tokens = words(text)
+    return tokens, frozenset(tokens)

@@ -60,13 +60,19 @@ class Adjuster:
         self, cand_words: list[str], label: str, tier: str, query_vocab: frozenset[str] | set[str]
     ) -> tuple[bool, bool, bool, bool, bool]:
         """Which adjustments fire: (label_match, keyword, overlap, short, gibberish)."""
-        vocab = set(cand_words)
-        label_match = not vocab.isdisjoint(self.label_words.get(label, ()))
-        keyword = not vocab.isdisjoint(self.keywords)
-        overlap = bool(query_vocab) and len(vocab & query_vocab) / len(query_vocab) > self.overlap_threshold
-        short = tier in self.short_tiers and len(cand_words) < self.short_min_words
-        gibberish = tier not in self.exempt_tiers and not vocab.isdisjoint(self.gibberish)
-        return label_match, keyword, overlap, short, gibberish
+        vocab = frozenset(cand_words)
+        overlap = len(vocab & query_vocab) / len(query_vocab) if query_vocab else 0.0
+        return self.flags_of(vocab, len(cand_words), overlap, label, tier)
+
+    def flags_of(
+        self, word_set: frozenset[str] | set[str], n_words: int, overlap: float, label: str, tier: str
+    ) -> tuple[bool, bool, bool, bool, bool]:
+        """:meth:`flags` from a candidate's word set, word count and query overlap, already measured."""
+        label_match = not word_set.isdisjoint(self.label_words.get(label, ()))
+        keyword = not word_set.isdisjoint(self.keywords)
+        short = tier in self.short_tiers and n_words < self.short_min_words
+        gibberish = tier not in self.exempt_tiers and not word_set.isdisjoint(self.gibberish)
+        return label_match, keyword, overlap > self.overlap_threshold, short, gibberish
 
     def adjust(self, base: float, flags: tuple[bool, bool, bool, bool, bool]) -> float:
         """Apply the fired adjustments to ``base`` and clip to [0, 1]."""
