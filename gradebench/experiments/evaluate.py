@@ -129,7 +129,7 @@ def evaluate_scorer(
             f"({bench.fingerprint[:12]})", path=getattr(run, "run_dir", None),
             hint="evaluate it on its own benchmark, or pass --zero-shot for a transfer evaluation",
         )
-    lists = bench.lists(split, columns=(*OPTIONAL_COLUMNS, *GROUP_COLUMNS))
+    lists = bench.lists(split, columns=(*OPTIONAL_COLUMNS, *GROUP_COLUMNS, *scorer.list_columns()))
     if lists.n_queries == 0:
         raise InvalidArgumentError(f"split {split!r} of {bench.name} has no queries", path=bench.path,
                                    hint="evaluate another split")

@@ -22,7 +22,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from gradebench.benchmark.lists import Benchmark, open_benchmark
+from gradebench.benchmark.lists import OPTIONAL_COLUMNS, Benchmark, open_benchmark
 from gradebench.errors import InvalidArgumentError
 from gradebench.experiments.runs import MODEL_DIR, SCORER_RUN, RunClaim, RunInfo, claim, from_final, run_fingerprint
 from gradebench.scorers import TrainOptions, get_scorer_class
@@ -151,12 +151,13 @@ def _train(run: RunClaim, bench: Benchmark, scorer: str, instance: Any, cls: typ
     if "train" not in bench.files:
         raise InvalidArgumentError(f"benchmark {bench.name} has no train split", path=bench.path,
                                    hint="build it with --resplit 80/10/10")
-    train_lists = bench.lists("train")
+    columns = (*OPTIONAL_COLUMNS, *instance.list_columns())
+    train_lists = bench.lists("train", columns=columns)
     if opts.max_train_queries is not None:
         train_lists = train_lists.head(opts.max_train_queries)
     if opts.list_size is not None:
         train_lists = train_lists.subsample(opts.list_size, seed=opts.seed)
-    validation = bench.lists("validation") if "validation" in bench.files else None
+    validation = bench.lists("validation", columns=columns) if "validation" in bench.files else None
     if validation is not None and opts.max_validation_queries is not None:
         validation = validation.head(opts.max_validation_queries)
     if validation is not None and opts.list_size is not None:

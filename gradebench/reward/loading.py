@@ -110,7 +110,7 @@ def calibrate(scorer: Any, benchmark: str | Path, *, fingerprint: str | None = N
         RewardError: the benchmark's fingerprint is not ``fingerprint`` (it was rebuilt differently).
         BenchmarkError / UnknownNameError: no such benchmark folder or split.
     """
-    from gradebench.benchmark.lists import open_benchmark
+    from gradebench.benchmark.lists import OPTIONAL_COLUMNS, open_benchmark
     from gradebench.scorers.base import check_scores
 
     bench = open_benchmark(benchmark)
@@ -120,7 +120,8 @@ def calibrate(scorer: Any, benchmark: str | Path, *, fingerprint: str | None = N
                           hint="rebuild the run's benchmark with the same recipe and inputs")
     if split is None:
         split = "validation" if "validation" in bench.files else "train"
-    lists = bench.lists(split)
+    extra = scorer.list_columns() if callable(getattr(scorer, "list_columns", None)) else ()
+    lists = bench.lists(split, columns=(*OPTIONAL_COLUMNS, *extra))
     if lists.n_candidates == 0:
         raise RewardError(f"split {split!r} of {bench.name} has no candidates to calibrate on", path=bench.path,
                           hint="choose another calibration split")

@@ -108,6 +108,13 @@ class Scorer(ABC):
                 ) from None
         raise InvalidArgumentError(f"config must be a dict or {cls.Config.__name__}, got {type(config).__name__}")
 
+    def list_columns(self) -> tuple[str, ...]:
+        """Columns beyond the core ones that this scorer reads from the lists (``Lists.extra``).
+
+        Training and evaluation read them with the lists, where the benchmark has them.
+        """
+        return ()
+
     # -- training --------------------------------------------------------------------------
     def fit(
         self,

@@ -47,6 +47,9 @@ class LabelAwareBlind(QueryBlind):
     Config: ClassVar[type[ScorerConfig]] = LabelAwareConfig
     ARCH_KEYS: ClassVar[tuple[str, ...]] = ("dim", "word_ngrams", "char_ngrams", "label_column")
 
+    def list_columns(self) -> tuple[str, ...]:
+        return (self.config.label_column,)
+
     def _labels(self, lists: Lists) -> list[str | None]:
         column = self.config.label_column
         if column not in lists.extra:

@@ -113,6 +113,9 @@ class LexicalGBDT(Scorer):
                "crosses (the strong lexical ceiling)")
     Config: ClassVar[type[ScorerConfig]] = LexicalGBDTConfig
 
+    def list_columns(self) -> tuple[str, ...]:
+        return () if self.config.label_column is None else (self.config.label_column,)
+
     def __init__(self, config: Any = None, *, seed: int = 42) -> None:
         super().__init__(config, seed=seed)
         self._booster: Any = None

@@ -219,8 +219,25 @@ def test_lexical_gbdt_trains_and_evaluates_through_run_folders(demo_benchmark, t
 
     train(demo_benchmark, "lexical-gbdt", config={"min_child_samples": 5, "dim": 2**12}, out=tmp_path / "run")
     scorer, info = load_run(tmp_path / "run")
-    test = open_benchmark(demo_benchmark).lists("test")
+    assert scorer.list_columns() == ("label",)
+    test = open_benchmark(demo_benchmark).lists("test", columns=("tier", "label"))
     assert scorer.score(test).shape == test.mask.shape and scorer.fitted()["word_columns"] > 0
+    assert scorer._uses_label  # `train` read the label column the scorer asks for
     record = evaluate_scorer(demo_benchmark, scorer, split="test", n_resamples=10, run=info, write=False,
                              results_dir=tmp_path / "results")
     assert record.scorer.name == "lexical-gbdt"
+
+
+def test_label_aware_probe_trains_and_evaluates_through_run_folders(demo_benchmark, tmp_path):
+    """`train`/`sweep` and `evaluate` read the label column the probe names (it failed for want of it)."""
+    from gradebench.experiments.evaluate import evaluate_scorer
+    from gradebench.experiments.runs import load_run
+    from gradebench.experiments.train import train
+
+    train(demo_benchmark, "label-aware-blind", loss="mse", out=tmp_path / "run")
+    scorer, info = load_run(tmp_path / "run")
+    assert scorer.list_columns() == ("label",)
+    record = evaluate_scorer(demo_benchmark, scorer, split="test", n_resamples=10, run=info, write=False,
+                             results_dir=tmp_path / "results")
+    assert record.scorer.name == "label-aware-blind"
+    assert 0.0 <= record.metrics["pairwise_agreement"].value <= 1.0
