@@ -25,6 +25,10 @@ test: venv
 
 bench: venv
 	$(PY) benchmarks/bench_build.py
+	$(PY) benchmarks/bench_load.py
+	$(PY) benchmarks/bench_eval.py
+	$(PY) benchmarks/bench_leaderboard.py
+	$(PY) benchmarks/bench_query.py
 	$(PY) benchmarks/bench_metrics.py
 	$(PY) benchmarks/bench_losses.py
 	$(PY) benchmarks/bench_adapters.py
