@@ -164,22 +164,31 @@ def _pooled(ctx: Any, fork: bool, builder_name: str, recipe_json: str, batches: 
     conns: list[Connection] = []
     busy: dict[int, int] = {}  # worker index -> seq of the batch it holds
     done: dict[int, tuple[dict, dict[str, float]]] = {}  # results that came back before their turn
-    sent = wanted = 0
+    pending: bytes | None = None  # the next batch, pickled while the workers are busy
+    taken = wanted = 0  # batches taken from `batches`; the seq of the result the caller waits for
     exhausted = False
 
-    def feed(i: int) -> None:
-        """Hand worker ``i`` (idle, so reading its pipe) the next batch, if any is due."""
-        nonlocal sent, exhausted
-        if exhausted or sent - wanted >= 2 * workers:
+    def prepare() -> None:
+        """Pickle the next batch ahead of time (at most ``2 * workers`` ahead of ``wanted``)."""
+        nonlocal pending, taken, exhausted
+        if pending is not None or exhausted or taken - wanted >= 2 * workers:
             return
         batch = next(batches, None)
         if batch is None:
             exhausted = True
             return
         units, splits = batch
-        conns[i].send_bytes(pickle.dumps((sent, units, splits), protocol=pickle.HIGHEST_PROTOCOL))
-        busy[i] = sent
-        sent += 1
+        pending = pickle.dumps((taken, units, splits), protocol=pickle.HIGHEST_PROTOCOL)
+        taken += 1
+
+    def feed(i: int) -> None:
+        """Hand worker ``i`` (idle, so reading its pipe) the prepared batch, if there is one."""
+        nonlocal pending
+        prepare()
+        if pending is not None:
+            conns[i].send_bytes(pending)
+            busy[i] = taken - 1
+            pending = None
 
     try:
         with _signals_blocked(), _frozen_heap(fork):
@@ -192,7 +201,7 @@ def _pooled(ctx: Any, fork: bool, builder_name: str, recipe_json: str, batches: 
                 conns.append(parent_end)
         for i in range(workers):
             feed(i)
-        while wanted < sent:
+        while busy or wanted in done:
             if wanted in done:
                 result = done.pop(wanted)
                 wanted += 1
@@ -201,17 +210,20 @@ def _pooled(ctx: Any, fork: bool, builder_name: str, recipe_json: str, batches: 
                         feed(i)
                 yield result
                 continue
+            prepare()  # while the workers are busy
             for conn in mp_connection.wait([conns[i] for i in busy]):
                 i = conns.index(conn)
                 try:
-                    seq, ok, value = pickle.loads(conn.recv_bytes())
+                    message = conn.recv_bytes()
                 except EOFError:
                     raise WorkerDied(f"a build worker ended without answering (exit code {procs[i].exitcode})") from None
                 del busy[i]
+                feed(i)  # the worker gets its next batch before this one's result is unpickled
+                seq, ok, value = pickle.loads(message)
+                del message
                 if not ok:
                     raise value
                 done[seq] = value
-                feed(i)
     finally:
         for proc in procs:
             if proc.is_alive():
