@@ -98,6 +98,12 @@ def test_reward_load_of_a_truncated_export_raises_in_the_host(lm_run, tmp_path):
     model = reward / "scorer" / MODEL
     model.write_text(model.read_text()[: _cuts(model.read_text())["mid-tree"]])
     (reward / "scorer" / (MODEL + ".sha256")).unlink(missing_ok=True)  # the structural check alone must hold too
+    assert_reward_load_raises_in_a_live_host(reward, model)
+
+
+def assert_reward_load_raises_in_a_live_host(reward, model) -> str:
+    """``gradebench.reward.load(reward)`` in a fresh interpreter raises a RunError naming ``model``,
+    and the interpreter lives on; returns what it printed."""
     host = textwrap.dedent(f"""
         import gradebench.reward
         from gradebench.errors import GradebenchError
@@ -112,6 +118,7 @@ def test_reward_load_of_a_truncated_export_raises_in_the_host(lm_run, tmp_path):
                           timeout=300)
     assert done.returncode == 0, (done.returncode, done.stderr[-500:])
     assert "raised RunError" in done.stdout and str(model) in done.stdout and "host alive" in done.stdout
+    return done.stdout
 
 
 @pytest.mark.parametrize("at", ["header-only", "mid-tree", "before-end-of-trees", "inside-end-of-trees"])

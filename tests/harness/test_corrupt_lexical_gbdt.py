@@ -9,11 +9,7 @@ pytest.
 from __future__ import annotations
 
 import hashlib
-import os
 import shutil
-import subprocess
-import sys
-import textwrap
 
 import pytest
 
@@ -21,8 +17,7 @@ from gradebench.errors import RunError
 from gradebench.experiments.runs import load_run
 from gradebench.experiments.train import train
 from tests.cli.conftest import assert_one_line_error, run_module
-from tests.conftest import REPO
-from tests.harness.test_corrupt_lambdamart import _cuts
+from tests.harness.test_corrupt_lambdamart import _cuts, assert_reward_load_raises_in_a_live_host
 
 pytest.importorskip("lightgbm")
 
@@ -79,21 +74,7 @@ def test_reward_load_of_a_truncated_export_raises_in_the_host(gbdt_run, tmp_path
     model = reward / "scorer" / MODEL
     _truncate(model)
     (reward / "scorer" / (MODEL + ".sha256")).unlink(missing_ok=True)  # the structural check alone must hold too
-    host = textwrap.dedent(f"""
-        import gradebench.reward
-        from gradebench.errors import GradebenchError
-        try:
-            gradebench.reward.load({str(reward)!r})
-        except GradebenchError as e:
-            print("raised", type(e).__name__, e)
-        print("host alive")
-    """)
-    env = {**os.environ, "PYTHONPATH": str(REPO)}
-    done = subprocess.run([sys.executable, "-c", host], capture_output=True, text=True, cwd=REPO, env=env,
-                          timeout=300)
-    assert done.returncode == 0, (done.returncode, done.stderr[-500:])
-    assert "raised RunError" in done.stdout and str(model) in done.stdout and "host alive" in done.stdout
-    assert "lexical-gbdt model" in done.stdout
+    assert "lexical-gbdt model" in assert_reward_load_raises_in_a_live_host(reward, model)
 
 
 def test_an_old_run_without_a_digest_still_loads(gbdt_run, demo_benchmark, tmp_path):
@@ -104,7 +85,7 @@ def test_an_old_run_without_a_digest_still_loads(gbdt_run, demo_benchmark, tmp_p
     run = _copy(gbdt_run, tmp_path, digest=False)
     scorer, _ = load_run(run)
     genuine, _ = load_run(gbdt_run)
-    test = open_benchmark(demo_benchmark).lists("test")
+    test = open_benchmark(demo_benchmark).lists("test", columns=("tier", "label"))
     np.testing.assert_array_equal(scorer.score(test), genuine.score(test))
 
 

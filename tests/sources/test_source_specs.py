@@ -100,8 +100,17 @@ def test_the_pin_covers_every_shipped_recipe():
 
 @pytest.mark.parametrize("name", sorted(PINNED))
 def test_every_shipped_recipe_resolves_as_at_c35a736(name):
-    """The dicts in the fixture were dumped by the code at c35a736; fingerprints hash these."""
-    assert load_recipe(name).model_dump(mode="json") == PINNED[name]
+    """The dicts in the fixture were dumped by the code at c35a736; fingerprints hash these.
+
+    The documentation-only keys (``card_notes``: the card's prose, outside the fingerprint) may
+    be reworded since; everything the fingerprint hashes must resolve exactly as pinned.
+    """
+    from gradebench.benchmark.engine import DOC_ONLY_KEYS
+
+    now = load_recipe(name).model_dump(mode="json")
+    assert {k: v for k, v in now.items() if k not in DOC_ONLY_KEYS} == {
+        k: v for k, v in PINNED[name].items() if k not in DOC_ONLY_KEYS}
+    assert set(now) == set(PINNED[name])
 
 
 @pytest.mark.parametrize("name", sorted(PINNED) + list(ADDED_AFTER_PIN))

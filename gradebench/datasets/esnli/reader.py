@@ -24,9 +24,7 @@ download), which must be errors here.
 from __future__ import annotations
 
 import csv
-import gc
-from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Mapping, Sequence
 from dataclasses import fields as dataclass_fields
 from itertools import repeat
 from pathlib import Path
@@ -41,6 +39,7 @@ from gradebench.datasets.esnli.detect import (
 from gradebench.datasets.records import SPLITS, NLIExample, SourceData, SourceFile
 from gradebench.errors import InvalidArgumentError, SourceFormatError, SourceNotFoundError
 from gradebench.hashing import sha256_file
+from gradebench.io.gcpause import gc_paused
 from gradebench.io.textio import BOM, HEAD_BYTES, check_head, decode_utf8, open_binary, read_bytes, split_lines
 
 __all__ = [
@@ -127,18 +126,6 @@ _new_example = _example_constructor()
 
 
 
-@contextmanager
-def _gc_paused() -> Iterator[None]:
-    """Pause the cyclic GC while building long lists of acyclic records (about 1.4x faster)."""
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
-
-
 def _locate_utf8_error(path: Path) -> SourceFormatError:
     """Find the first non-UTF-8 byte of a file (only called once decoding already failed)."""
     try:
@@ -191,7 +178,7 @@ def _read_csv_file(path: Path, split: str, first_row: int) -> list[NLIExample]:
     example = _new_example
     last_line = 0
     try:
-        with open(path, encoding="utf-8-sig", errors="strict", newline="") as f, _gc_paused():
+        with open(path, encoding="utf-8-sig", errors="strict", newline="") as f, gc_paused():
             reader = csv.reader(f, strict=True)
             groups = _check_header(path, next(reader))
             ncols = len(csv_header(groups))
@@ -388,7 +375,7 @@ def _parse_preprocessed(root: Path) -> tuple[dict[str, list[NLIExample]], list[P
         s1, s2, labels, *expl = columns
         n = len(s1)
         prefix = f"{ref_name}:"
-        with _gc_paused():
+        with gc_paused():
             ids = [prefix + str(i) for i in range(1, n + 1)]
             examples[split] = list(
                 map(_new_example, repeat(split, n), range(n), ids, s1, s2, labels, zip(*expl, strict=True))
