@@ -21,3 +21,20 @@ def test_help_does_not_import_torch():
     heavy, out = modules_loaded_by(code, "torch", "great_expectations", "trl", "gradebench.datasets", "gradebench.sources")
     assert heavy == [], f"imported by --help: {heavy}"
     assert "build" in out and "info" in out and "list" in out
+
+
+def test_a_function_named_like_its_submodule_stays_the_function():
+    """``gradebench.rl.lipo`` is the function even when ``gradebench.rl.lipo`` the module was imported first
+    (a lazy package otherwise ends up exporting the module: the import system binds it there)."""
+    import subprocess
+    import sys
+
+    code = (
+        "import gradebench.rl.lipo, gradebench.rl.grpo, gradebench.rl.ppo, gradebench.rl as rl, inspect\n"
+        "from gradebench.rl import lipo\n"
+        "assert all(inspect.isfunction(f) for f in (lipo, rl.lipo, rl.grpo, rl.ppo)), (lipo, rl.grpo, rl.ppo)\n"
+        "import gradebench.rl.options\n"  # another submodule still binds as a module
+        "assert inspect.ismodule(rl.options)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr[-800:]

@@ -15,6 +15,7 @@ import pytest
 
 from gradebench.benchmark import validate
 from gradebench.benchmark.validate import validate_folder
+from tests.benchmark.test_validate import _redigest
 
 pytest.importorskip("great_expectations")
 
@@ -35,7 +36,7 @@ def damaged(demo_benchmark, tmp_path_factory):
     df = pd.concat([df, df.iloc[[7]]])
     pq.write_table(pa.Table.from_pandas(df, schema=table.schema, preserve_index=False), folder / TRAIN,
                    row_group_size=7)
-    return folder
+    return _redigest(folder)  # damaged on purpose, with a manifest that vouches for it: the suites must catch it
 
 
 @pytest.mark.parametrize("chunk_rows", [7, 50])
