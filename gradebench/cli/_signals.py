@@ -33,22 +33,28 @@ def exit_code(exc: BaseException) -> int:
 
 
 @contextmanager
-def signals_as_exceptions() -> Iterator[None]:
+def signals_as_exceptions() -> Iterator[list[int]]:
     """Within the block, SIGINT and SIGTERM raise :class:`Interrupted`; handlers restored after.
+
+    Yields the list of signals received so far: an extension that calls back into Python
+    (pydantic-core serializing, for one) can wrap the :class:`Interrupted` raised there in an
+    exception of its own, and the caller still knows the command was interrupted.
 
     A signal that was ignored on entry (``nohup``, a background job) stays ignored. Does
     nothing outside the main thread (Python only lets the main thread set handlers).
     """
+    received: list[int] = []
     if threading.current_thread() is not threading.main_thread():
-        yield
+        yield received
         return
 
     def handler(signum: int, frame: object) -> None:
+        received.append(signum)
         raise Interrupted(signum)
 
     previous = {s: signal.signal(s, handler) for s in HANDLED if signal.getsignal(s) is not signal.SIG_IGN}
     try:
-        yield
+        yield received
     finally:
         for s, h in previous.items():
             signal.signal(s, h if h is not None else signal.SIG_DFL)

@@ -94,12 +94,14 @@ def main(argv: list[str] | None = None) -> int:
     debug = "--debug" in args[: args.index("--") if "--" in args else len(args)]
     _state["debug"] = debug
     try:
-        with signals_as_exceptions():
+        with signals_as_exceptions() as received:
             try:
                 return _run(args)
             except BaseException as e:
                 if debug and not isinstance(e, (SystemExit, typer.Exit)) and not _is_usage(e):
                     traceback.print_exc()
+                if received and isinstance(e, Exception):  # the signal's exception, wrapped by an extension
+                    raise Interrupted(received[-1]) from e
                 raise
     except (typer.Exit, SystemExit) as e:
         code = getattr(e, "exit_code", getattr(e, "code", 0))

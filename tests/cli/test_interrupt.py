@@ -215,3 +215,23 @@ def test_ctrl_c_with_multi_megabyte_batches_in_flight(tmp_path):
     assert (proc.returncode, stdout, stderr) == (130, "", INTERRUPTED)
     assert _leftovers(out) == []
     assert _group_gone(proc.pid), "worker processes outlived the build"
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_a_signal_wrapped_by_an_extension_is_still_an_interruption(cli, tmp_path, monkeypatch, sig):
+    """pydantic-core turned a SIGINT that landed while it serialized into PydanticSerializationError
+    ("internal error", exit 1); the command was interrupted all the same: one line, 128 + signal."""
+    fired = []
+
+    def write(self, split, table):
+        fired.append(split)
+        try:
+            os.kill(os.getpid(), sig)
+        except KeyboardInterrupt as e:  # what an extension calling back into Python does with it
+            raise RuntimeError(f"Error calling function `_dump`: {e}") from e
+
+    monkeypatch.setattr(BenchmarkWriter, "write", write)
+    code, out, err = cli("build", "demo", "--out", str(tmp_path))
+    assert fired
+    assert (code, out, err) == (128 + sig, "", INTERRUPTED if sig == signal.SIGINT else TERMINATED)
+    assert _leftovers(tmp_path) == []
