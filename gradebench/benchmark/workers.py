@@ -13,15 +13,10 @@ nothing, as long as the process runs no other Python thread (one could hold a lo
 then waits on); an unguarded script that runs threads builds in this process, with one
 warning line.
 
-Each worker has its own pipe, and this process sends a batch only to a worker that is idle
-(waiting on that pipe), from the calling thread: there is no feeder thread, so a multi-megabyte
-batch never sits half-written in a pipe nobody reads, and stopping never waits on such a write
-(``multiprocessing.Pool`` could hang there: its task thread, blocked writing a large task,
-was joined by ``terminate()``).
-
-Interruption: workers ignore SIGINT, so a Ctrl-C (sent by a terminal to the whole process
-group) is handled once, in the parent, whose exception ends the wait and terminates the
-workers (SIGTERM, at its default action in workers, ends them without a traceback).
+Interruption: workers ignore SIGINT, so a Ctrl-C
+(sent by a terminal to the whole process group) is handled once, in the parent, whose
+exception ends the wait on the pool and terminates it (SIGTERM, at its default action in
+workers, ends them without a traceback).
 """
 
 from __future__ import annotations
@@ -29,15 +24,12 @@ from __future__ import annotations
 import gc
 import itertools
 import multiprocessing as mp
-import multiprocessing.connection as mp_connection
-import pickle
 import signal
 import sys
 import threading
 import time
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from multiprocessing.connection import Connection
 from typing import TYPE_CHECKING, Any
 
 from gradebench.benchmark.tables import lists_to_tables
@@ -95,127 +87,9 @@ def _make_builder(builder_name: str, recipe_json: str):
     return get_builder(builder_name)(recipe_from_json(recipe_json))
 
 
-def _worker_main(conn: Connection, builder_name: str, recipe_json: str) -> None:
-    """A worker: build each batch that arrives on ``conn`` and send back its result, until None.
-
-    A batch arrives as ``(seq, units, out_splits)`` pickled; the answer is ``(seq, True,
-    result)`` or, when the batch raised, ``(seq, False, exception)``.
-    """
-    _init_pool_worker()
-    builder = _make_builder(builder_name, recipe_json)
-    while True:
-        try:
-            task = pickle.loads(conn.recv_bytes())
-        except EOFError:  # the parent is gone
-            return
-        if task is None:
-            return
-        seq, units, out_splits = task
-        del task
-        try:
-            answer = (seq, True, build_batch(builder, units, out_splits))
-        except BaseException as e:  # noqa: BLE001 - handed to the parent, which raises it
-            answer = (seq, False, e)
-        del units
-        payload = pickle.dumps(answer, protocol=pickle.HIGHEST_PROTOCOL) if answer[1] else _error_payload(answer)
-        del answer
-        conn.send_bytes(payload)
-
-
-def _error_payload(answer: tuple[int, bool, BaseException]) -> bytes:
-    """The pickled failure, or a RuntimeError with its text when the exception does not round-trip."""
-    seq, _, error = answer
-    try:
-        payload = pickle.dumps(answer, protocol=pickle.HIGHEST_PROTOCOL)
-        pickle.loads(payload)
-        return payload
-    except Exception:  # noqa: BLE001 - e.g. an exception class whose __init__ takes other arguments
-        return pickle.dumps((seq, False, RuntimeError(f"{type(error).__name__}: {error}")))
-
-
-class WorkerDied(RuntimeError):
-    """A build worker ended without answering (killed, out of memory)."""
-
-
-def _pooled(ctx: Any, fork: bool, builder_name: str, recipe_json: str, batches: Iterator[Batch],
-            workers: int) -> Iterator[tuple[dict, dict[str, float]]]:
-    """``run_batches`` over ``workers`` processes: results in batch order, one batch per worker at a time.
-
-    At most ``2 * workers`` batches are taken from ``batches`` ahead of the result the caller
-    waits for, so memory stays bounded when one batch is slow.
-    """
-    procs: list[Any] = []
-    conns: list[Connection] = []
-    busy: dict[int, int] = {}  # worker index -> seq of the batch it holds
-    done: dict[int, tuple[dict, dict[str, float]]] = {}  # results that came back before their turn
-    pending: bytes | None = None  # the next batch, pickled while the workers are busy
-    taken = wanted = 0  # batches taken from `batches`; the seq of the result the caller waits for
-    exhausted = False
-
-    def prepare() -> None:
-        """Pickle the next batch ahead of time (at most ``2 * workers`` ahead of ``wanted``)."""
-        nonlocal pending, taken, exhausted
-        if pending is not None or exhausted or taken - wanted >= 2 * workers:
-            return
-        batch = next(batches, None)
-        if batch is None:
-            exhausted = True
-            return
-        units, splits = batch
-        pending = pickle.dumps((taken, units, splits), protocol=pickle.HIGHEST_PROTOCOL)
-        taken += 1
-
-    def feed(i: int) -> None:
-        """Hand worker ``i`` (idle, so reading its pipe) the prepared batch, if there is one."""
-        nonlocal pending
-        prepare()
-        if pending is not None:
-            conns[i].send_bytes(pending)
-            busy[i] = taken - 1
-            pending = None
-
-    try:
-        with _signals_blocked(), _frozen_heap(fork):
-            for _ in range(workers):
-                parent_end, child_end = ctx.Pipe(duplex=True)
-                proc = ctx.Process(target=_worker_main, args=(child_end, builder_name, recipe_json), daemon=True)
-                proc.start()
-                child_end.close()
-                procs.append(proc)
-                conns.append(parent_end)
-        for i in range(workers):
-            feed(i)
-        while busy or wanted in done:
-            if wanted in done:
-                result = done.pop(wanted)
-                wanted += 1
-                for i in range(workers):
-                    if i not in busy:
-                        feed(i)
-                yield result
-                continue
-            prepare()  # while the workers are busy
-            for conn in mp_connection.wait([conns[i] for i in busy]):
-                i = conns.index(conn)
-                try:
-                    message = conn.recv_bytes()
-                except EOFError:
-                    raise WorkerDied(f"a build worker ended without answering (exit code {procs[i].exitcode})") from None
-                del busy[i]
-                feed(i)  # the worker gets its next batch before this one's result is unpickled
-                seq, ok, value = pickle.loads(message)
-                del message
-                if not ok:
-                    raise value
-                done[seq] = value
-    finally:
-        for proc in procs:
-            if proc.is_alive():
-                proc.terminate()
-        for proc in procs:
-            proc.join()
-        for conn in conns:
-            conn.close()
+def _task(args: tuple[str, str, Sequence[Any], Sequence[str]]) -> tuple[dict, dict[str, float]]:
+    builder_name, recipe_json, units, out_splits = args
+    return build_batch(_make_builder(builder_name, recipe_json), units, out_splits)
 
 
 def run_batches(
@@ -238,7 +112,17 @@ def run_batches(
         sys.stderr.write(SERIAL_WARNING)
         yield from run_batches(builder_name, recipe_json, batches, 1)
         return
-    yield from _pooled(mp.get_context(method), method == "fork", builder_name, recipe_json, batches, workers)
+    ctx = mp.get_context(method)
+    pool = None
+    try:
+        with _signals_blocked(), _frozen_heap(method == "fork"):
+            pool = ctx.Pool(workers, initializer=_init_pool_worker)
+        tasks = ((builder_name, recipe_json, units, splits) for units, splits in batches)
+        yield from pool.imap(_task, tasks, chunksize=1)
+    finally:
+        if pool is not None:
+            pool.terminate()
+            pool.join()
 
 
 SERIAL_WARNING = (

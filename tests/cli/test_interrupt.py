@@ -175,48 +175,6 @@ def test_ctrl_c_during_real_esnli_build(tmp_path):
     assert _group_gone(proc.pid)
 
 
-# Batches of several megabytes (every unit carries a 512 KiB string) and workers that never
-# finish: with multiprocessing.Pool, a feeder thread wrote such batches into the workers' shared
-# pipe, could block half-way through one when nobody read it, and `terminate()` then joined that
-# thread forever (a Ctrl-C that hung once in ~60 builds). Batches now go from the calling thread
-# to an idle worker only, so nothing can be half-written when the signal comes.
-BIG_SITECUSTOMIZE = SLOW_SITECUSTOMIZE + textwrap.dedent(
-    """
-    _batches = p._batches
-    def _big(*args, **kwargs):
-        for units, splits in _batches(*args, **kwargs):
-            yield [(u, "x" * (512 * 1024)) for u in units], splits
-    p._batches = _big
-    def _slow_big(builder, units, splits):
-        time.sleep(60)
-        return _orig(builder, [u for u, _ in units], splits)
-    w.build_batch = _slow_big
-    """
-)
-
-
-def test_ctrl_c_with_multi_megabyte_batches_in_flight(tmp_path):
-    out = tmp_path / "out"
-    site = tmp_path / "site"
-    site.mkdir()
-    (site / "sitecustomize.py").write_text(BIG_SITECUSTOMIZE, encoding="utf-8")
-    env = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1",
-           "PYTHONPATH": os.pathsep.join([str(site), str(REPO)])}
-    proc = subprocess.Popen([sys.executable, "-c", SLOW_BUILD, "build", "demo", "--out", str(out), "--no-validate"],
-                            cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            start_new_session=True)
-    try:
-        assert _wait_for_incomplete(proc, out), proc.communicate(timeout=60)
-        os.killpg(proc.pid, signal.SIGINT)
-        stdout, stderr = proc.communicate(timeout=30)
-    finally:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGKILL)
-    assert (proc.returncode, stdout, stderr) == (130, "", INTERRUPTED)
-    assert _leftovers(out) == []
-    assert _group_gone(proc.pid), "worker processes outlived the build"
-
-
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
 def test_a_signal_wrapped_by_an_extension_is_still_an_interruption(cli, tmp_path, monkeypatch, sig):
     """pydantic-core turned a SIGINT that landed while it serialized into PydanticSerializationError
