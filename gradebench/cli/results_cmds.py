@@ -315,24 +315,40 @@ def sweep(
         emit(result.to_dict())
     else:
         _print_sweep(result)
+    named = set()
     for c in result.cells:
-        if c.status == IN_USE:
+        if c.status == IN_USE and c.run_dir not in named:  # once per run folder (a cell's transfer records share it)
+            named.add(c.run_dir)
             who = "another process" if c.pid is None else f"pid {c.pid}"
-            sys.stderr.write(f"gradebench: {c.benchmark}/{c.scorer} seed {c.seed} ({c.run_dir}) is in use by {who}: "
-                             "run the same command again when it ends\n")
+            sys.stderr.write(f"gradebench: {c.trained_on or c.benchmark}/{c.scorer} seed {c.seed} ({c.run_dir}) is "
+                             f"in use by {who}: run the same command again when it ends\n")
     if result.in_use:
         raise typer.Exit(SWEEP_IN_USE_EXIT)
 
 
+def _list_size(cell: Any) -> str:
+    """A sweep row's list size: K, ``full`` (trained on whole lists) or empty (an untrained scorer)."""
+    return "" if cell.run_dir is None else str(cell.list_size or "full")
+
+
 def _print_sweep(result: Any) -> None:
+    """The sweep's records as a table: a cell's transfer records (``→ benchmark``) under its own."""
     from rich.console import Console
 
-    t = table("benchmark", "scorer", "loss", "seed", "status", "ndcg@5", "record")
+    sizes = any(c.list_size is not None for c in result.cells)
+    transfer = result.transfer
+    t = table("benchmark", "scorer", "loss", *(["K"] if sizes else []), "seed", "status", "ndcg@5", "record")
     for c in result.cells:
-        t.add_row(c.benchmark, c.scorer, c.loss or "", str(c.seed), c.status,
+        t.add_row(f"→ {c.benchmark}" if c.transfer else c.benchmark, c.scorer, c.loss or "",
+                  *([_list_size(c)] if sizes else []), str(c.seed), c.status,
                   "n/a" if c.value is None else f"{c.value:.4f}", c.record_id[:8])
     console = Console()
     console.print(t)
     in_use = f", {result.in_use} in use" if result.in_use else ""
-    console.print(f"{result.evaluated} evaluated, {result.skipped} skipped{in_use} in {result.seconds:.1f}s; "
+    of_which = ""
+    if transfer["records"]:
+        busy = f", {transfer['in_use']} in use" if transfer["in_use"] else ""
+        of_which = (f" ({transfer['records']} of them transfer records: {transfer['evaluated']} evaluated, "
+                    f"{transfer['skipped']} skipped{busy})")
+    console.print(f"{result.evaluated} evaluated, {result.skipped} skipped{in_use}{of_which} in {result.seconds:.1f}s; "
                   f"records in [cyan]{result.results_dir}[/cyan]")
