@@ -300,9 +300,12 @@ def sweep(
     runs_dir: Annotated[Path, typer.Option(help="root of the training run folders")] = RUNS_DIR,
     as_json: Annotated[bool, typer.Option("--json", help="print the result as JSON")] = False,
 ) -> None:
-    """Run an experiment grid (train, then evaluate), skipping cells whose record exists.
+    """Run an experiment grid (train, then evaluate), skipping cells whose records all exist.
 
-    Exit status: 0 when every cell has its record; exit 3 when a cell's run folder is in use by
+    A cell's records: its own, and one per benchmark under the grid's transfer: key (counted in
+    the summary and in --json); a cell missing some writes only those.
+
+    Exit status: 0 when every cell has its records; exit 3 when a cell's run folder is in use by
     another process (a second sweep on the same grid): that cell is left to it, named on stderr,
     and the grid is done once the same command is run again after the other process ends.
     """

@@ -8,7 +8,8 @@
 * :func:`.leaderboard.leaderboard` -- one row per system, mean over seeds, paired tests against the best;
 * :func:`.query.query` -- DuckDB SQL over the records (views in ``leaderboard/views.sql``);
 * :func:`plot_run`, :func:`plot_history` -- score distributions per tier, training curves;
-* :func:`.sweep.sweep` -- a grid of benchmarks x scorers x losses x seeds from an experiment YAML;
+* :func:`.sweep.sweep` -- a grid of benchmarks x scorers x losses x list sizes x seeds from an
+  experiment YAML, each cell also evaluated on its ``transfer:`` benchmarks;
 * :func:`.demo.run_demo` -- the main job end to end on the embedded demo data.
 
 Names are imported lazily, so ``import gradebench.experiments`` stays cheap. The functions
