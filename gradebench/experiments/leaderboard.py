@@ -52,8 +52,11 @@ def system_key(rec: EvalRecord) -> dict[str, Any]:
     also the training benchmark and options, so a list-size ablation gets one row per size)."""
     run = None
     if rec.run is not None:
+        # an option a record predates counts at its default (records of older versions still
+        # join the rows of the same system trained today)
+        options = {**_defaults(None), **rec.run.options}
         run = {"benchmark_fingerprint": rec.run.benchmark_fingerprint,
-               "options": {k: v for k, v in rec.run.options.items() if k != "seed"}}
+               "options": {k: v for k, v in options.items() if k != "seed"}}
     # an external model is its identity (files, adapter, options), wherever its folder lies
     config = rec.scorer.config if rec.scorer.model is None else {"model_identity": rec.scorer.model.identity}
     return {"benchmark_fingerprint": rec.benchmark.fingerprint, "scorer": rec.scorer.name,

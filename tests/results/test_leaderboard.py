@@ -142,6 +142,28 @@ def test_training_options_and_transfer_make_distinct_systems(demo_bench, tmp_pat
                       "test-noisy + listnet {epochs=3} (trained on esnli)"]
 
 
+def test_an_option_a_record_predates_counts_at_its_default(demo_bench, tmp_path):
+    """Records written before a training option existed join the rows of the same system trained
+    today (the option at its default), instead of a second row with the same label."""
+    from dataclasses import replace
+
+    from gradebench.benchmark.lists import open_benchmark
+    from tests.results.conftest import fake_run
+
+    fp = open_benchmark(demo_bench).fingerprint
+    old = fake_run(fp, seed=1)  # options without max_validation_queries
+    new = fake_run(fp, seed=2)
+    new = replace(new, options={**new.options, "max_validation_queries": None}, run_fingerprint="c" * 64)
+    changed = replace(fake_run(fp, seed=3), run_fingerprint="d" * 64)
+    changed = replace(changed, options={**changed.options, "max_validation_queries": 5})
+    for run in (old, new, changed):
+        evaluate_scorer(demo_bench, Noisy(seed=1), run=run, split="train", results_dir=tmp_path, n_resamples=50)
+    rows = {r.system: r for r in leaderboard(tmp_path, split="train").boards[0].rows}
+    assert sorted(rows) == ["test-noisy + listnet {epochs=3,max_validation_queries=5}",
+                            "test-noisy + listnet {epochs=3}"]
+    assert rows["test-noisy + listnet {epochs=3}"].seeds == [1, 2]
+
+
 def test_text_rendering(store):
     """What `gradebench leaderboard` prints (the rich tables it printed before are gone: they did not fit
     80 columns)."""
