@@ -1,9 +1,11 @@
-"""The reproduction report: every verdict branch on tiny synthetic records, the figures it
-recomputes from predictions, and determinism."""
+"""The reproduction report (``gradebench report``): every verdict branch on tiny synthetic records,
+the figures it recomputes from predictions, determinism, and the command (``--json`` equals the
+API, ``--out`` atomic, one-line errors, 80 columns)."""
 
 from __future__ import annotations
 
 import json
+import os
 
 import numpy as np
 import pytest
@@ -15,6 +17,7 @@ from gradebench.experiments.reproduction.claims_tasks import accuracy_statistic,
 from gradebench.experiments.reproduction.data import Dense, Evidence
 from gradebench.experiments.reproduction.model import Step
 from gradebench.experiments.reproduction.rules import adjust, decide
+from tests.conftest import run_cli
 from tests.results.reproduction_records import PAPER_TIERS, good_share, make_bench, ranked, write
 
 N = 40  # queries per synthetic benchmark: enough for significance, small enough to be quick
@@ -257,3 +260,50 @@ def test_segment_rule_rounds_the_prior_times_the_labelled_count():
     tp, fp, fn, tn = segment_rows(0.5)(d)[0]  # m = round(0.5 * 5) = 3: items 0 (0.9), 2 (0.8), 5 (0.7)
     assert (tp, fp, fn, tn) == (2, 1, 1, 1)
     assert accuracy_statistic(segment_rows(0.5)(d)[None, :, None, :])[0] == pytest.approx(3 / 5)
+
+
+# -- the command ---------------------------------------------------------------------------------------
+def test_cli_json_equals_the_api(full, report, capsys):
+    code, out, err = run_cli(capsys, "report", "--results-dir", full, "--json")
+    assert code == 0, err
+    assert json.loads(out) == json.loads(json.dumps(report.to_dict()))
+
+
+def test_cli_out_writes_the_markdown_atomically(full, report, tmp_path, capsys, monkeypatch):
+    target = tmp_path / "REPRODUCTION.md"
+    renames = []
+    real = os.replace
+    monkeypatch.setattr(os, "replace", lambda src, dst: (renames.append((str(src), str(dst))), real(src, dst)))
+    code, out, err = run_cli(capsys, "report", "--results-dir", full, "--out", target)
+    assert code == 0, err
+    assert target.read_text(encoding="utf-8") == markdown(report)
+    assert renames and renames[-1][1] == str(target) and renames[-1][0] != str(target)
+    assert out.startswith(f"wrote {target}: 9 claims (") and out.count("\n") == 1
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["REPRODUCTION.md"]  # no temp file left
+    code, md, _ = run_cli(capsys, "report", "--results-dir", full, "--format", "md")
+    assert code == 0 and md == target.read_text(encoding="utf-8")
+
+
+def test_cli_text_fits_80_columns(full, capsys, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "80")
+    code, out, err = run_cli(capsys, "report", "--results-dir", full)
+    assert code == 0, err
+    assert max(len(line) for line in out.splitlines()) <= 80
+    assert "Verdict: CONTRADICTED." in out and "1.000 [1.000, 1.000]" in out
+
+
+@pytest.mark.parametrize("args, needles", [
+    (["--results-dir", "{missing}"], ["no such results folder", "--results-dir"]),
+    (["--json", "--format", "md"], ["--json conflicts with --format md"]),
+    (["--out", "{out}", "--format", "text"], ["--out conflicts with --format text"]),
+    (["--format", "html"], ["unknown --format 'html'"]),
+])
+def test_cli_errors_are_one_line(tmp_path, capsys, args, needles):
+    args = [a.format(missing=tmp_path / "missing", out=tmp_path / "r.md") for a in args]
+    if "--results-dir" not in args:
+        args += ["--results-dir", str(tmp_path)]
+    code, out, err = run_cli(capsys, "report", *args)
+    assert code == 2 and out == ""
+    assert err.startswith("gradebench: error: ") and err.count("\n") == 1
+    for needle in needles:
+        assert needle in err
