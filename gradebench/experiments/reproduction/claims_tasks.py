@@ -294,7 +294,7 @@ def chaosnli(ev: Evidence, alpha: float) -> ClaimResult:
     base = dict(
         id="chaosnli", source=P.CHAOSNLI_SOURCE, title="ChaosNLI: label distributions vs 100 human votes",
         statement="Reference level (RoBERTa-large): JSD / KL / accuracy "
-                  + "; ".join(f"{b.split('-')[1].upper()} {v[0]} / {v[1]} / {v[2]}"
+                  + "; ".join(f"{b.split('-')[1].upper()} {v[0]:.3f} / {v[1]:.3f} / {v[2]:.3f}"
                               for b, v in P.CHAOSNLI_ROBERTA_LARGE.items())
                   + ". The claim tested: a gradebench ranker's distribution over the three label statements "
                     "reaches that level.",
@@ -310,6 +310,7 @@ def chaosnli(ev: Evidence, alpha: float) -> ClaimResult:
                 "sign-flip tests of the per-query values against the reference figure, Holm-corrected together."))
     steps: list[Step] = []
     tables = []
+    notes: list[str] = []
     for bench in CHAOSNLI:
         ref = P.CHAOSNLI_ROBERTA_LARGE[bench]
         systems = _trained_or_baseline(ev, bench)
@@ -341,7 +342,16 @@ def chaosnli(ev: Evidence, alpha: float) -> ClaimResult:
                                           f"no {scorer} + {loss} records on {bench}: run {sweep_hint(bench)}",
                                           claimed=_chaos_claim(f"{scorer} + {loss}", metric, ref[j])))
         ours.sort(key=lambda r: (np.inf if r[2].value is None else r[2].value, r[0]))
+        probe = next((r for r in ours if r[0] == "query-blind + mse"), None)
+        if probe is not None and probe[4].value is not None:
+            same = [r[0] for r in ours if r is not probe and r[4].value is not None
+                    and abs(r[4].value - probe[4].value) < 1e-12]
+            if same:
+                notes.append(f"{bench}: {len(same)} of {len(ours) - 1} systems have exactly the accuracy of the "
+                             f"query-blind probe ({probe[4].value:.3f}), which never reads the premise or the "
+                             "hypothesis.")
         tables.append(Table(f"{bench} (test): lower JSD and KL are better", ("system", "seeds", "JSD", "KL",
                                                                              "accuracy"), tuple(rows + ours)))
     adjusted, verdict, reason = conclude(steps, alpha)
-    return ClaimResult(**base, verdict=verdict, reason=reason, tables=tuple(tables), steps=adjusted)
+    return ClaimResult(**base, verdict=verdict, reason=reason, tables=tuple(tables), steps=adjusted,
+                       notes=tuple(notes))
