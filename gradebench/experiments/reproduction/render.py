@@ -32,10 +32,11 @@ def cell(c: Cell) -> str:
         return str(c)
     if isinstance(c, int):
         return str(c)
-    if isinstance(c, float):  # a paper's figure: as printed (0.920, 0.8564, 3200)
+    if isinstance(c, float):  # a paper's figure, as stored: 0.92, 0.089, 0.8564, 3200
         if c.is_integer():
             return str(int(c))
-        return f"{c:.3f}" if round(c, 3) == c else f"{c:.4f}"
+        text = f"{c:.4f}".rstrip("0")
+        return text + "0" if text.endswith(".") else text
     return str(c)
 
 
