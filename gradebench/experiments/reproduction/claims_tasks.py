@@ -182,7 +182,8 @@ def rank_to_class(ev: Evidence, alpha: float) -> ClaimResult:
                   f"{P.RANK_CLASS_BEST_CLASSIFIER} for the best classifier).",
         method=("Classes: a WinoWhy reason is Valid (plausible) when at least 4 of 5 annotators judged it so "
                 "(grade >= 4, the release's 'Valid'), Invalid at most 1 of 5 (grade <= 1, 'Invalid'); Undecided "
-                "reasons (grades 2-3) are left out, as in WinoWhy's binary task.",
+                "reasons (grades 2-3) are left out, as in the authors' binary version (dataset.csv: 1,270 Valid, "
+                "1,595 Invalid).",
                 "Ranking side: the scorer trained on winowhy with ranknet, margin and listnet; in each list the top "
                 "round(p x n) of its n labelled reasons are Valid, p = the Valid share among labelled candidates of "
                 "the TRAIN split (from the benchmark's manifest, fingerprint checked; never the test split).",
@@ -217,8 +218,8 @@ def rank_to_class(ev: Evidence, alpha: float) -> ClaimResult:
 
     if pointwise is not None:
         rows.append(row(pointwise, "sigmoid >= 0.5", cut_pt))
-    if mse is not None:
-        top = max(float(np.max(ev.dense(r).relevance)) for r in mse.records)
+    if mse is not None:  # half the top grade: of the train split where the manifest is there, else of the records
+        top = max(counts) if counts else max(float(np.max(ev.dense(r).relevance)) for r in mse.records)
         rows.append(row(mse, f"score >= {top / 2:g} (untuned)", threshold_rows(top / 2)))
     for loss, s in rankers.items():
         why = None
