@@ -306,6 +306,8 @@ def chaosnli(ev: Evidence, alpha: float) -> ClaimResult:
                 "Shannon *distance* (square root of the divergence) with natural logs, not a base-2 divergence; KL "
                 "is scipy's entropy(human, model), natural logs; accuracy: the top-scored statement is the "
                 "majority label (lists whose top vote count is tied are left out; score ties share the credit).",
+                "Scores close together give a near-uniform distribution, whose JSD and KL are low wherever the "
+                "votes are spread: read them beside the query-blind probe's row (it never reads the pair).",
                 f"Every system is shown; the verdict tests one named in advance, {scorer} + {loss} trained on the "
                 "benchmark (no selection on test): steps JSD < reference, KL < reference, accuracy > reference, "
                 "sign-flip tests of the per-query values against the reference figure, Holm-corrected together."))

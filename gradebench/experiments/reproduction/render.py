@@ -91,7 +91,8 @@ def _md_claim(i: int, c: ClaimResult) -> list[str]:
     if c.steps:
         out += ["**Steps** (claimed relation above > below; difference = above - below; Holm-corrected within the "
                 "claim)", ""] + md_table(STEP_COLUMNS, [step_cells(s) for s in c.steps]) + [""]
-    out += [f"*Note:* {n}" for n in c.notes] + ([""] if c.notes else [])
+    for n in c.notes:
+        out += [f"*Note:* {n}", ""]
     return out
 
 
