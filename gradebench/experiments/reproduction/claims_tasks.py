@@ -182,8 +182,7 @@ def rank_to_class(ev: Evidence, alpha: float) -> ClaimResult:
                   f"{P.RANK_CLASS_BEST_CLASSIFIER} for the best classifier).",
         method=("Classes: a WinoWhy reason is Valid (plausible) when at least 4 of 5 annotators judged it so "
                 "(grade >= 4, the release's 'Valid'), Invalid at most 1 of 5 (grade <= 1, 'Invalid'); Undecided "
-                "reasons (grades 2-3) are left out, as in the authors' binary version (dataset.csv: 1,270 Valid, "
-                "1,595 Invalid).",
+                "reasons (grades 2-3) are left out, as in the authors' binary version of the data (dataset.csv).",
                 "Ranking side: the scorer trained on winowhy with ranknet, margin and listnet; in each list the top "
                 "round(p x n) of its n labelled reasons are Valid, p = the Valid share among labelled candidates of "
                 "the TRAIN split (from the benchmark's manifest, fingerprint checked; never the test split).",
