@@ -54,6 +54,7 @@ _LAZY = {
     # results
     "evaluate_scorer": "gradebench.experiments.evaluate",
     "evaluate_model": "gradebench.experiments.evaluate",
+    "reproduction_report": "gradebench.experiments.reproduction",
     # losses (torch, imported only when asked for)
     "get_loss": "gradebench.losses",
     "LOSSES": "gradebench.losses",

@@ -3,6 +3,7 @@
 * :func:`bootstrap_ci` — seeded bootstrap confidence interval of a statistic (percentile or BCa).
 * :func:`paired_bootstrap_test` — paired test of two systems on the same queries (shifted bootstrap).
 * :func:`paired_randomization_test` — paired sign-flip randomization test (exact for small n).
+* :func:`paired_swap_test` — the same test for a corpus statistic of per-query rows (swaps rows).
 * :func:`holm` — Holm step-down correction across several comparisons.
 
 All randomness comes from ``np.random.Generator(np.random.PCG64(seed))`` with an explicit
@@ -25,6 +26,7 @@ from gradebench.stats.bootstrap import BootstrapDraws, bootstrap_ci, paired_boot
 from gradebench.stats.holm import holm
 from gradebench.stats.randomization import paired_randomization_test
 from gradebench.stats.results import ConfidenceInterval, HolmResult, PairedTestResult
+from gradebench.stats.swap import paired_swap_test
 
 __all__ = [
     "BootstrapDraws",
@@ -35,4 +37,5 @@ __all__ = [
     "holm",
     "paired_bootstrap_test",
     "paired_randomization_test",
+    "paired_swap_test",
 ]

@@ -12,6 +12,7 @@ MODULES = [
     "gradebench.stats.bootstrap",
     "gradebench.stats.randomization",
     "gradebench.stats.holm",
+    "gradebench.stats.swap",
 ]
 
 

@@ -171,3 +171,42 @@ def test_to_dict_is_json_ready(test):
     assert record["test"] in ("paired_bootstrap", "paired_randomization")
     assert isinstance(r, PairedTestResult)
     assert r.significant(alpha=1.0)
+
+
+# -- paired_swap_test: the randomization test of a corpus statistic ------------------------------------
+def test_swap_test_of_the_mean_is_the_sign_flip_test():
+    from gradebench.stats import paired_randomization_test, paired_swap_test
+
+    rng = np.random.default_rng(3)
+    for n in (8, 200):  # exact, then Monte Carlo with the same draws
+        a, b = rng.normal(0.2, 1, n), rng.normal(0, 1, n)
+        swap = paired_swap_test(a, b, lambda x: x.mean(axis=1), n_resamples=4000, seed=5)
+        flip = paired_randomization_test(a, b, n_resamples=4000, seed=5)
+        assert (swap.p_value, swap.exact, swap.n_resamples) == (flip.p_value, flip.exact, flip.n_resamples)
+        assert swap.statistic == pytest.approx(flip.statistic) and swap.test == "paired_swap"
+
+
+def test_swap_test_of_a_ratio_of_pooled_counts():
+    from gradebench.stats import paired_swap_test
+
+    ratio = lambda x: x[..., 0].sum(axis=1) / x[..., 1].sum(axis=1)  # noqa: E731
+    a = np.array([[4, 5], [5, 5], [3, 5], [5, 5]], dtype=float)
+    b = np.array([[1, 5], [2, 5], [0, 5], [1, 5]], dtype=float)
+    r = paired_swap_test(a, b, ratio)
+    assert r.exact and r.n_resamples == 16 and r.p_value == pytest.approx(2 / 16)
+    assert (r.mean_a, r.mean_b) == (pytest.approx(17 / 20), pytest.approx(4 / 20))
+    assert paired_swap_test(a, b, ratio, alternative="greater").p_value == pytest.approx(1 / 16)
+    assert paired_swap_test(a, a, ratio).p_value == 1.0  # identical systems: every swap ties
+
+
+def test_swap_test_refuses_bad_rows():
+    from gradebench.errors import InvalidArgumentError
+    from gradebench.stats import paired_swap_test
+
+    mean = lambda x: x.mean(axis=1)  # noqa: E731
+    with pytest.raises(InvalidArgumentError, match="NaN"):
+        paired_swap_test([1.0, np.nan, 2.0], [0.0, 0.0, 0.0], mean)
+    with pytest.raises(InvalidArgumentError, match="same shape"):
+        paired_swap_test([1.0, 2.0, 3.0], [0.0, 0.0], mean)
+    with pytest.raises(InvalidArgumentError, match="at least 2"):
+        paired_swap_test([1.0], [0.0], mean)

@@ -1,0 +1,59 @@
+"""``reproduction_report()``: every claim of :data:`CLAIMS` checked against a results folder.
+
+Each claim is a function ``(evidence, alpha) -> ClaimResult`` (records in, a claim result out;
+``not testable`` with the reason when the records it needs are absent). The report is a pure
+function of the records: the same folder gives the same report, byte for byte, in any order of
+files on disk (records are read sorted, every test and bootstrap has a fixed seed).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+from gradebench.errors import InvalidArgumentError
+from gradebench.experiments.reproduction.claims_losses import families, l2r2, lipo_list_size, table3
+from gradebench.experiments.reproduction.claims_tasks import chaosnli, rank_to_class, worldtree
+from gradebench.experiments.reproduction.claims_transfer import ppo_rewards, zero_shot
+from gradebench.experiments.reproduction.data import Evidence
+from gradebench.experiments.reproduction.model import ClaimResult, ReproductionReport
+from gradebench.experiments.reproduction.render import markdown
+from gradebench.experiments.reproduction.rules import RULES
+from gradebench.paths import RESULTS_DIR, write_text_atomic
+
+#: the claims, in the report's order (issue 20)
+CLAIMS: tuple[Callable[[Evidence, float], ClaimResult], ...] = (
+    table3, families, zero_shot, ppo_rewards, worldtree, rank_to_class, l2r2, lipo_list_size, chaosnli,
+)
+
+
+def reproduction_report(results_dir: str | Path = RESULTS_DIR, *, alpha: float = 0.05) -> ReproductionReport:
+    """Check every claim of the papers against the test-split records under ``results_dir``.
+
+    Args:
+        results_dir: the records' root (``<results_dir>/<benchmark>/<id>.json``), e.g. the project's
+            committed ``leaderboard/results``.
+        alpha: the family-wise error rate of each claim's Holm-corrected tests.
+
+    Returns:
+        A :class:`ReproductionReport`: ``to_dict()`` is what ``gradebench report --json`` prints,
+        :func:`~gradebench.experiments.reproduction.render.markdown` of it ``REPRODUCTION.md``.
+
+    Raises:
+        RecordError: ``results_dir`` does not exist or is not a folder, or a record in it is invalid.
+        InvalidArgumentError: ``alpha`` not in (0, 1).
+    """
+    if isinstance(alpha, bool) or not isinstance(alpha, (int, float)) or not 0 < alpha < 1:
+        raise InvalidArgumentError(f"alpha must be in (0, 1), got {alpha!r}", hint="e.g. --alpha 0.05")
+    ev = Evidence(results_dir)
+    claims = tuple(claim(ev, float(alpha)) for claim in CLAIMS)
+    return ReproductionReport(results_dir=Path(results_dir).as_posix(), alpha=float(alpha),
+                              n_records=len(ev.records), n_policy_records=len(ev.policies), rules=RULES,
+                              claims=claims)
+
+
+def write_report(report: ReproductionReport, out: str | Path) -> Path:
+    """Write ``markdown(report)`` to ``out`` atomically (a temp file beside it, then a rename)."""
+    path = Path(out)
+    write_text_atomic(path, markdown(report))
+    return path
