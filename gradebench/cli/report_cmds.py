@@ -10,7 +10,7 @@ import typer
 
 from gradebench.cli.app import app, emit
 from gradebench.errors import InvalidArgumentError
-from gradebench.paths import COMMITTED_RESULTS_DIR, RESULTS_DIR
+from gradebench.paths import COMMITTED_RESULTS_DIR, OUT_DIR, RESULTS_DIR
 
 REPORT_FORMATS = ("text", "md", "json")
 
@@ -27,6 +27,8 @@ def report(
         "--format", help="what stdout gets: text (fits the terminal) | md (REPRODUCTION.md) | json",
         show_default="text")] = None,
     alpha: Annotated[float, typer.Option(help="family-wise error rate of each claim's Holm-corrected tests")] = 0.05,
+    build_dir: Annotated[Path, typer.Option(
+        "--build-dir", help="where the benchmarks were built (build --out): WinoWhy's train prior is read there")] = OUT_DIR,
     as_json: Annotated[bool, typer.Option("--json", help="print the report as JSON (same as --format json)")] = False,
 ) -> None:
     """Check the papers' claims against the records: per claim, the paper's figure, ours with its CI, and a
@@ -41,7 +43,7 @@ def report(
     if out is not None and fmt in ("text", "md"):
         raise InvalidArgumentError(f"--out conflicts with --format {fmt}",
                                    hint="--out writes the Markdown report; drop --format (or give --json)")
-    result = reproduction_report(results_dir, alpha=alpha)
+    result = reproduction_report(results_dir, alpha=alpha, build_dir=build_dir)
     if out is not None:
         path = write_report(result, out)
     if fmt == "json":

@@ -201,7 +201,7 @@ def rank_to_class(ev: Evidence, alpha: float) -> ClaimResult:
     mse = ev.pick(bench, scorer, "mse")
     rankers = {loss: ev.pick(bench, scorer, loss) for loss in RANKERS}
     any_record = next(s.records[0] for s in ev.find(bench))
-    counts = split_grade_counts(any_record, "train")
+    counts = split_grade_counts(any_record, "train", ev.build_dir)
     prior = None
     if counts:
         valid = sum(v for g, v in counts.items() if g >= VALID_MIN)
@@ -226,7 +226,8 @@ def rank_to_class(ev: Evidence, alpha: float) -> ClaimResult:
             why = f"no {scorer} + {loss} records on {bench}"
         elif prior is None:
             why = ("the train split's class prior needs the benchmark's manifest, which is neither at the record's "
-                   f"path nor at gradebench-out/{bench}/{fp[:12]} (build it as the grid file says)")
+                   f"path nor at {ev.build_dir.as_posix()}/{bench}/{fp[:12]} (build it as the grid file says, or give "
+                   "--build-dir)")
         elif pointwise is None:
             why = f"no {scorer} + sigmoid_ce records on {bench}"
         if s is not None and prior is not None:

@@ -136,13 +136,14 @@ class Evidence:
         RecordError: ``results_dir`` does not exist or is not a folder, or a record is invalid.
     """
 
-    def __init__(self, results_dir: str | Path) -> None:
+    def __init__(self, results_dir: str | Path, build_dir: str | Path = OUT_DIR) -> None:
         root = Path(results_dir)
         if not root.is_dir():
             raise RecordError("no such results folder" if not root.exists() else "the results folder is a file",
                               path=root, hint="give the folder `gradebench eval` wrote its records into "
                                               "(--results-dir), e.g. leaderboard/results")
         self.root = root
+        self.build_dir = Path(build_dir)
         self.records: list[EvalRecord] = list_records(root, split=TEST)
         self.policies: list[PolicyRecord] = list_records(root, kind="policy")
         self.systems = _systems(self.records)
@@ -226,18 +227,18 @@ def _systems(records: list[EvalRecord]) -> list[System]:
     return sorted(out, key=lambda s: (s.benchmark, s.label, s.id))
 
 
-def benchmark_folder(record: EvalRecord) -> str:
-    """Where ``gradebench build`` puts the record's benchmark by default: ``gradebench-out/<name>/<fp12>``."""
-    return f"{OUT_DIR.as_posix()}/{record.benchmark.name}/{record.benchmark.fingerprint[:12]}"
+def benchmark_folder(record: EvalRecord, build_dir: str | Path = OUT_DIR) -> str:
+    """Where ``gradebench build --out build_dir`` puts the record's benchmark: ``<build_dir>/<name>/<fp12>``."""
+    return f"{Path(build_dir).as_posix()}/{record.benchmark.name}/{record.benchmark.fingerprint[:12]}"
 
 
-def split_grade_counts(record: EvalRecord, split: str) -> dict[float, int] | None:
+def split_grade_counts(record: EvalRecord, split: str, build_dir: str | Path = OUT_DIR) -> dict[float, int] | None:
     """Candidates per grade of ``split`` from the manifest of the record's benchmark, when the
-    benchmark folder is at the record's path or at its default place (fingerprint checked); None
+    benchmark folder is under ``build_dir`` or at the record's path (fingerprint checked); None
     when neither has it."""
     from gradebench.benchmark.manifest import read_manifest
 
-    for folder in (Path(record.benchmark.path), Path(benchmark_folder(record))):
+    for folder in (Path(benchmark_folder(record, build_dir)), Path(record.benchmark.path)):
         try:
             m = read_manifest(folder)
         except Exception:  # noqa: BLE001 - absent or unreadable: try the next place

@@ -19,7 +19,7 @@ from gradebench.experiments.reproduction.data import Evidence
 from gradebench.experiments.reproduction.model import ClaimResult, ReproductionReport
 from gradebench.experiments.reproduction.render import markdown
 from gradebench.experiments.reproduction.rules import RULES
-from gradebench.paths import RESULTS_DIR, write_text_atomic
+from gradebench.paths import OUT_DIR, RESULTS_DIR, write_text_atomic
 
 #: the claims, in the report's order (issue 20)
 CLAIMS: tuple[Callable[[Evidence, float], ClaimResult], ...] = (
@@ -27,13 +27,16 @@ CLAIMS: tuple[Callable[[Evidence, float], ClaimResult], ...] = (
 )
 
 
-def reproduction_report(results_dir: str | Path = RESULTS_DIR, *, alpha: float = 0.05) -> ReproductionReport:
+def reproduction_report(results_dir: str | Path = RESULTS_DIR, *, alpha: float = 0.05,
+                        build_dir: str | Path = OUT_DIR) -> ReproductionReport:
     """Check every claim of the papers against the test-split records under ``results_dir``.
 
     Args:
         results_dir: the records' root (``<results_dir>/<benchmark>/<id>.json``), e.g. the project's
             committed ``leaderboard/results``.
         alpha: the family-wise error rate of each claim's Holm-corrected tests.
+        build_dir: where the benchmarks were built (``gradebench build --out``): the one figure not
+            in the records, the WinoWhy train split's class prior, is read from its manifest there.
 
     Returns:
         A :class:`ReproductionReport`: ``to_dict()`` is what ``gradebench report --json`` prints,
@@ -45,7 +48,7 @@ def reproduction_report(results_dir: str | Path = RESULTS_DIR, *, alpha: float =
     """
     if isinstance(alpha, bool) or not isinstance(alpha, (int, float)) or not 0 < alpha < 1:
         raise InvalidArgumentError(f"alpha must be in (0, 1), got {alpha!r}", hint="e.g. --alpha 0.05")
-    ev = Evidence(results_dir)
+    ev = Evidence(results_dir, build_dir)
     claims = tuple(claim(ev, float(alpha)) for claim in CLAIMS)
     return ReproductionReport(results_dir=Path(results_dir).as_posix(), alpha=float(alpha),
                               n_records=len(ev.records), n_policy_records=len(ev.policies), rules=RULES,
