@@ -128,12 +128,57 @@ def scorers_table() -> str:
     return "\n".join(lines)
 
 
+COMMITTED_RESULTS = Path(__file__).resolve().parents[1] / "leaderboard" / "results"
+#: the sources of issue 20's grids (recipes/experiments/every-source-*.yaml), in the README's order
+EVERY_SOURCE = ("dnli", "dnli-natural", "winowhy", "chaosnli-snli", "chaosnli-mnli", "anli", "worldtree")
+
+
+def _cell(row, metric: str = "pairwise_agreement") -> str:
+    if row is None:
+        return "–"
+    m = row.metrics[metric]
+    return f"{m['value']:.3f} [{m['ci_low']:.3f}, {m['ci_high']:.3f}]"
+
+
+def every_source_table() -> str:
+    """Pairwise agreement on the test split of every real-data source (the committed records of
+    every-source-hashed.yaml and every-source-cross-encoder.yaml), per system family."""
+    from gradebench.experiments.leaderboard import leaderboard
+
+    lines = [
+        "| benchmark | test lists | random | BM25 | query-blind | LambdaMART | strong lexical "
+        "| hashed-mlp, best loss | cross-encoder, best loss |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    boards = {b.benchmark: b for b in leaderboard(COMMITTED_RESULTS, sort_by="pairwise_agreement").boards}
+    for name in EVERY_SOURCE:
+        board = boards.get(name)
+        if board is None:
+            lines.append(f"| `{name}` | – | – | – | – | – | – | – | (no records) |")
+            continue
+        rows = [r for r in board.rows if r.options is None or r.options.get("list_size") is None]
+        own = [r for r in rows if "(trained on" not in r.system]
+
+        def first(scorer: str):
+            return next((r for r in own if r.scorer == scorer), None)
+
+        best = {s: first(s) for s in ("random", "bm25", "query-blind", "lambdamart", "lexical-gbdt",
+                                     "hashed-mlp", "cross-encoder")}
+        cells = [_cell(best[s]) for s in ("random", "bm25", "query-blind", "lambdamart", "lexical-gbdt")]
+        for s in ("hashed-mlp", "cross-encoder"):
+            r = best[s]
+            cells.append("–" if r is None else f"{_cell(r)} {r.loss}, {r.n_seeds} seed{'s' if r.n_seeds > 1 else ''}")
+        lines.append(f"| `{name}` | {board.rows[0].n_queries:,} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
 BLOCKS = {
     "recipes": recipes_table,
     "recipe-stats": recipe_stats_table,
     "validity": validity_table,
     "losses": losses_table,
     "scorers": scorers_table,
+    "every-source": every_source_table,
 }
 
 
