@@ -1,4 +1,4 @@
-"""``gradebench lipo | grpo | ppo``: thin commands over :mod:`gradebench.rl` (extra ``rl``).
+"""``gradebench lipo | grpo | ppo | pretrain-policy``: thin commands over :mod:`gradebench.rl` (extra ``rl``).
 
 Each command's method options are the fields of its options model
 (:mod:`gradebench.rl.options`): the flags, their defaults and their help come from there, and
@@ -20,7 +20,7 @@ from gradebench.cli.app import _state, app, emit
 from gradebench.cli.harness_cmds import parse_settings, with_progress
 from gradebench.errors import InvalidArgumentError
 from gradebench.experiments.store import DEFAULT_RESULTS_DIR
-from gradebench.rl.options import GrpoOptions, LipoOptions, PolicyOptions, PpoOptions, cli_flag
+from gradebench.rl.options import GrpoOptions, LipoOptions, PolicyOptions, PpoOptions, PretrainOptions, cli_flag
 
 #: the old name of the default results folder
 RESULTS_DIR = DEFAULT_RESULTS_DIR
@@ -155,3 +155,41 @@ _rewarded_command("grpo", GrpoOptions,
                   "GRPO (TRL) on a benchmark's queries, rewarded by an exported gradebench scorer.")
 _rewarded_command("ppo", PpoOptions,
                   "PPO (TRL experimental) on a benchmark's queries, rewarded by an exported gradebench scorer.")
+
+
+@app.command("pretrain-policy")
+@_with_options(PretrainOptions)
+def pretrain_policy(
+    benchmark: Annotated[Path, _benchmark],
+    out: Annotated[Path, typer.Option(help="run folder to write (the policy goes to OUT/policy; an interrupted "
+                                           "run there is continued)")],
+    as_json: Annotated[bool, _json] = False,
+    **options: Any,
+) -> None:
+    """Train a small GPT-2 policy from scratch on a benchmark's queries and best candidates (CPU minutes)."""
+    from gradebench.rl.pretrain import pretrain_policy as pretrain_api
+
+    _require_trl()
+    with _quiet_libraries():
+        result = with_progress(not as_json, lambda progress: pretrain_api(benchmark, out=out, progress=progress,
+                                                                          **options))
+    if as_json:
+        emit(result.to_dict())
+        return
+    from rich.console import Console
+
+    console = Console()
+    verb = "found (already trained)" if result.cached else "trained"
+    m, c = result.model, result.corpus
+    console.print(f"[bold]gpt2[/bold] policy ({m['parameters']:,} parameters, {m['layers']} layers x {m['dim']}, "
+                  f"vocabulary {m['vocab_size']}) {verb} on {result.benchmark} ({result.split}, {c['examples']} "
+                  f"examples, {result.n_steps} steps, {c['epochs']} epochs) -> [cyan]{result.policy_out}[/cyan]")
+    if result.train_loss is not None:
+        line = f"train loss {result.train_loss:.3f}"
+        if result.validation:
+            v = result.validation
+            line += f"; validation response loss {v['response_loss']:.3f} (perplexity {v['perplexity']:.1f})"
+        console.print(line)
+    for sample in result.samples[:1]:
+        console.print(f"greedy sample: {sample['greedy']!r} (human: {sample['reference']!r})")
+    console.print(f"next: gradebench grpo --policy {result.run_dir} --reward ... --benchmark {result.benchmark_path}")

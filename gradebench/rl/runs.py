@@ -41,13 +41,13 @@ from gradebench.experiments.store import record_dir, write_record
 from gradebench.hashing import sha256_json
 from gradebench.paths import check_writable_dir
 from gradebench.rl.options import PolicyOptions
-from gradebench.rl.policy import precision
+from gradebench.rl.policy import RUN_POLICY_DIR, precision
 from gradebench.rl.steplog import StepLog, summarize
 
 RUN_CONFIG = "policy-run-config.json"
 RUN_JSON = "policy-run.json"
 HISTORY = "history.jsonl"
-POLICY_DIR = "policy"
+POLICY_DIR = RUN_POLICY_DIR
 TRAINER_DIR = ".trainer"
 RUN_SCHEMA_VERSION = 1
 #: the last steps whose mean is a record's metrics
