@@ -79,6 +79,16 @@ def _run(as_json: bool, fn: Any) -> None:
     if shown:
         console.print(f"mean of the last {min(result.n_steps, 10)} steps: "
                       + ", ".join(f"{k} {v:.4g}" for k, v in shown))
+    if result.judge:
+        j, b, a = result.judge, result.judge["before"], result.judge["after"]
+        console.print(f"judge {j['scorer']} on {j['n_queries']} {j['split']} prompts x {j['samples']}: mean "
+                      f"{b['judge_mean']:.3f} -> {a['judge_mean']:.3f}, above reference "
+                      f"{b['judge_above_reference']:.3f} -> {a['judge_above_reference']:.3f}, F1 with the best "
+                      f"candidate {b['best_f1']:.3f} -> {a['best_f1']:.3f}")
+    signal = result.signal or {}
+    if signal.get("advantage_snr") is not None:
+        console.print(f"advantage SNR {signal['advantage_snr']:.3f}, judge agreement {signal['judge_agreement']:.3f} "
+                      f"over {signal['n_pairs']} judged pairs")
     console.print(f"record: [cyan]{result.record}[/cyan]")
 
 
@@ -130,7 +140,7 @@ def lipo(
 
 
 def _rewarded_command(method: str, model: type[PolicyOptions], doc: str) -> None:
-    """Register ``gradebench METHOD`` for a method that samples and is rewarded (GRPO, PPO)."""
+    """Register ``gradebench METHOD`` for a method that samples and is rewarded (PPO)."""
 
     def command(
         policy: Annotated[Path, _policy],
@@ -151,8 +161,31 @@ def _rewarded_command(method: str, model: type[PolicyOptions], doc: str) -> None
     app.command(method)(_with_options(model)(command))
 
 
-_rewarded_command("grpo", GrpoOptions,
-                  "GRPO (TRL) on a benchmark's queries, rewarded by an exported gradebench scorer.")
+@app.command()
+@_with_options(GrpoOptions)
+def grpo(
+    policy: Annotated[Path, _policy],
+    reward: Annotated[Path, _reward],
+    benchmark: Annotated[Path, _benchmark],
+    out: Annotated[Path, _out],
+    judge: Annotated[Optional[Path], typer.Option(
+        help="a held-out judge: an exported reward folder that is not --reward; logs the advantage "
+             "signal per step and scores held-out completions before and after", show_default="none")] = None,
+    judge_split: Annotated[str, typer.Option(help="split of the judge's held-out prompts")] = "validation",
+    judge_queries: Annotated[int, typer.Option(help="held-out prompts (the split's first N)")] = 200,
+    judge_samples: Annotated[int, typer.Option(help="completions sampled per held-out prompt")] = 2,
+    results_dir: Annotated[Path, _results_dir] = DEFAULT_RESULTS_DIR,
+    as_json: Annotated[bool, _json] = False,
+    **options: Any,
+) -> None:
+    """GRPO (TRL) on a benchmark's queries, rewarded by an exported gradebench scorer."""
+    from gradebench.rl.grpo import grpo as grpo_api
+
+    _run(as_json, lambda progress: grpo_api(policy, reward, benchmark, out=out, results_dir=results_dir,
+                                            progress=progress, judge=judge, judge_split=judge_split,
+                                            judge_queries=judge_queries, judge_samples=judge_samples, **options))
+
+
 _rewarded_command("ppo", PpoOptions,
                   "PPO (TRL experimental) on a benchmark's queries, rewarded by an exported gradebench scorer.")
 

@@ -28,6 +28,7 @@ import numpy as np
 from gradebench.errors import GradebenchError, InvalidArgumentError, RunError
 from gradebench.hashing import sha256_json
 from gradebench.rl.prompts import PromptItem
+from gradebench.rl.signal import SignalLog
 from gradebench.rl.steplog import StepLog
 
 RewardFn = Callable[..., Sequence[float]]
@@ -131,17 +132,30 @@ class ReferenceRewards:
         return [self._cache[q] for q in query_ids]
 
 
-def grpo_reward_function(source: RewardSource, items: Sequence[PromptItem],
-                         steplog: StepLog) -> Callable[..., list[float]]:
+def grpo_reward_function(source: RewardSource, items: Sequence[PromptItem], steplog: StepLog, *,
+                         signal: SignalLog | None = None, group_size: int | None = None,
+                         judge: RewardFn | None = None) -> Callable[..., list[float]]:
     """A plain function for ``GRPOTrainer(reward_funcs=[...])``; TRL passes the dataset's
-    ``query`` and ``query_id`` columns as keyword arguments."""
+    ``query`` and ``query_id`` columns as keyword arguments.
+
+    With ``signal`` (and ``group_size``, GRPO's ``num_generations``: a call's completions come in
+    consecutive groups of that size) each call also logs :meth:`SignalLog.step`'s figures
+    (``group_reward_std``; with a ``judge``, which scores the same completions, ``advantage_snr``,
+    ``judge_agreement`` and ``judge_mean``: :mod:`gradebench.rl.signal`)."""
     references = ReferenceRewards(source.fn, items)
+    if signal is not None and (group_size is None or group_size < 1):
+        raise InvalidArgumentError("a signal log needs the group size (num_generations)")
 
     def gradebench_reward(prompts: list[Any], completions: list[Any], *, query: list[str], query_id: list[str],
                           **_: Any) -> list[float]:
         texts = [_text(c) for c in completions]
         rewards = call_reward(source.fn, query, texts)
         steplog.add_rewards(rewards, references.get([str(q) for q in query_id]))
+        if signal is not None and group_size is not None:
+            from gradebench.rl.signal import groups
+
+            judged = None if judge is None else groups(call_reward(judge, query, texts), group_size)
+            steplog.add(**signal.step(groups(rewards, group_size), judged))
         return rewards
 
     return gradebench_reward
