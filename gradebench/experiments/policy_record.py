@@ -18,7 +18,11 @@ Version 2 adds two optional sections (null when the run had no judge / no groups
   the per-grade anchors, and ``before``/``after`` figures (``judge_mean``,
   ``judge_above_reference``, ``judge_above_best``, ``reward_mean``, ...);
 * ``signal``: the run's advantage signal-to-noise ratio, judge agreement and group reward
-  spread pooled over every step (:mod:`gradebench.rl.signal`).
+  spread pooled over every step (:mod:`gradebench.rl.signal`);
+* ``trajectory``: the logged curves in deciles of the run and the step at which the reward
+  reached 90% of its gain (:func:`gradebench.rl.steplog.trajectory`);
+
+and names the reward's scorer and loss (``reward.scorer``, ``reward.loss``).
 """
 
 from __future__ import annotations
@@ -65,6 +69,8 @@ class RewardRef(_Model):
     source: str = Field(description="the reward folder/run given, or the callable's name")
     fingerprint: str | None
     normalize: bool | None = Field(description="rewards standardised with the export's calibration (null: a callable)")
+    scorer: str | None = Field(None, description="the exported scorer's name (v2; null: a callable)")
+    loss: str | None = Field(None, description="the loss it was trained with (v2; null: none, or a callable)")
 
 
 class PolicyRunRef(_Model):
@@ -121,6 +127,8 @@ class PolicyRecord(_Model):
     environment: Environment
     judge: JudgeRef | None = Field(None, description="held-out judge before/after training (v2; null: no judge)")
     signal: SignalRef | None = Field(None, description="advantage signal of the run (v2; null: not a GRPO run)")
+    trajectory: dict[str, Any] | None = Field(None, description=(
+        "the run's curves in deciles of its steps and its convergence step (v2; gradebench.rl.steplog.trajectory)"))
 
     _path: Path | None = PrivateAttr(default=None)
 

@@ -67,13 +67,16 @@ def resolve_reward(reward: str | Path | RewardFn, *, normalize: bool = True) -> 
                 hint="update gradebench, or call the Python API with a reward callable") from None
         p = Path(reward)
         fn = reward_module.load(p, normalize=bool(normalize))
+        meta = getattr(fn, "metadata", None)
+        meta = meta if isinstance(meta, dict) else {}
         return RewardSource(fn=fn, ref={"source": str(p.resolve()), "fingerprint": _reward_fingerprint(fn, p),
-                                        "normalize": bool(normalize)})
+                                        "normalize": bool(normalize), "scorer": (meta.get("scorer") or {}).get("name"),
+                                        "loss": (meta.get("loss") or {}).get("name")})
     if callable(reward):
         name = getattr(reward, "__qualname__", None) or type(reward).__qualname__
         fp = getattr(reward, "fingerprint", None)
         return RewardSource(fn=reward, ref={"source": f"callable:{name}", "fingerprint": fp if isinstance(fp, str)
-                                            else None, "normalize": None})
+                                            else None, "normalize": None, "scorer": None, "loss": None})
     raise InvalidArgumentError(f"reward must be a folder or a callable, got {type(reward).__name__}",
                                hint="--reward DIR: a folder written by `gradebench export-reward` or a training run")
 

@@ -43,7 +43,7 @@ from gradebench.hashing import sha256_json
 from gradebench.paths import check_writable_dir
 from gradebench.rl.options import PolicyOptions
 from gradebench.rl.policy import RUN_POLICY_DIR, precision
-from gradebench.rl.steplog import StepLog, summarize
+from gradebench.rl.steplog import StepLog, summarize, trajectory
 
 RUN_CONFIG = "policy-run-config.json"
 RUN_JSON = "policy-run.json"
@@ -85,6 +85,7 @@ class PolicyRunResult:
     cached: bool = False
     judge: dict[str, Any] | None = None
     signal: dict[str, Any] | None = None
+    trajectory: dict[str, Any] | None = None
     gradebench_version: str = __version__
     schema_version: int = RUN_SCHEMA_VERSION
 
@@ -197,7 +198,7 @@ def _result(job: PolicyJob, run: RunClaim, lines: list[dict[str, Any]], record: 
         policy=job.policy.as_dict(), policy_out=str(run.run_dir / POLICY_DIR), reward=job.reward, loss=job.loss,
         options=job.recorded, seed=job.seed, n_steps=len(lines), metrics=summarize(lines, window=WINDOW),
         history=lines, record=record, record_id=record_id, timings=timings, judge=extras.get("judge"),
-        signal=extras.get("signal"),
+        signal=extras.get("signal"), trajectory=trajectory(lines),
     )
 
 
@@ -216,6 +217,7 @@ def _record(job: PolicyJob, run: RunClaim, lines: list[dict[str, Any]], timings:
         metrics=summarize(lines, window=WINDOW), first_step=lines[0] if lines else None,
         last_step=lines[-1] if lines else None, run={"run_dir": str(run.run_dir), "run_fingerprint": run.fingerprint},
         timings=timings, environment=environment(), judge=extras.get("judge"), signal=extras.get("signal"),
+        trajectory=trajectory(lines),
     )
 
 
