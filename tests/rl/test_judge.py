@@ -124,3 +124,17 @@ def test_the_judge_figures_in_the_history_are_finite_or_null(judged):
         for key in ("advantage_snr", "judge_agreement"):
             value = line.get(key)
             assert value is None or math.isfinite(value)
+
+
+def test_policy_rows_read_the_judged_record(judged, exported_reward):
+    from gradebench.experiments.policy_report import policy_rows
+    from gradebench.rl.rewards import resolve_reward
+
+    root, result = judged
+    [row] = policy_rows(root / "res", benchmark=result.benchmark)
+    assert row["reward"] == "callable:LengthReward" and row["judge"] == "hashed-mlp + listnet" and row["seed"] == 3
+    j = result.judge
+    assert row["judge_gain"] == pytest.approx(j["after"]["judge_mean"] - j["before"]["judge_mean"])
+    assert row["advantage_snr"] == result.signal["advantage_snr"]
+    ref = resolve_reward(exported_reward).ref  # an exported reward names its scorer and loss in the record
+    assert (ref["scorer"], ref["loss"]) == ("hashed-mlp", "listnet")
