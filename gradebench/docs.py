@@ -128,12 +128,45 @@ def scorers_table() -> str:
     return "\n".join(lines)
 
 
+#: the committed records the README's policy experiment is rendered from
+RESULTS_DIR = Path(__file__).resolve().parents[1] / "leaderboard" / "results"
+#: the two rewards it compares (the first is the ranking one)
+POLICY_PAIR = ("hashed-mlp + listnet", "hashed-mlp + mse")
+
+
+def policy_runs_table() -> str:
+    """The judged GRPO runs on esnli-human (recipes/experiments/esnli-human-policy.sh), one row each."""
+    from gradebench.experiments.policy_report import policy_rows, runs_table
+
+    rows = policy_rows(RESULTS_DIR, benchmark="esnli-human")
+    return runs_table(rows) if rows else "(run `bash recipes/experiments/esnli-human-policy.sh` to measure)"
+
+
+def policy_paired_table() -> str:
+    """Listnet vs mse reward, seed by seed, on the judged GRPO runs of esnli-human."""
+    from gradebench.experiments.policy_report import paired_table, policy_rows
+
+    rows = policy_rows(RESULTS_DIR, benchmark="esnli-human")
+    return paired_table(rows, *POLICY_PAIR) if rows else "(run `bash recipes/experiments/esnli-human-policy.sh`)"
+
+
+def policy_curves_table() -> str:
+    """The mean reward, judge and KL curves per reward, by decile of the steps (esnli-human GRPO runs)."""
+    from gradebench.experiments.policy_report import curves_table, policy_rows
+
+    rows = policy_rows(RESULTS_DIR, benchmark="esnli-human")
+    return curves_table(rows) if rows else "(run `bash recipes/experiments/esnli-human-policy.sh`)"
+
+
 BLOCKS = {
     "recipes": recipes_table,
     "recipe-stats": recipe_stats_table,
     "validity": validity_table,
     "losses": losses_table,
     "scorers": scorers_table,
+    "policy-runs": policy_runs_table,
+    "policy-paired": policy_paired_table,
+    "policy-curves": policy_curves_table,
 }
 
 
