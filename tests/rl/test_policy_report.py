@@ -37,7 +37,8 @@ def test_t_interval_closed_form():
 
 
 def test_tables_render_every_row_and_figure():
-    text = paired_table(_rows(), "r + listnet", "r + mse", {"judge_gain": ("judge gain", 1), "steps_to_reach": ("steps", 0)})
+    figures = {"judge_gain": ("judge gain", 1), "steps_to_reach": ("steps", 0)}
+    text = paired_table(_rows(), "r + listnet", "r + mse", figures)
     lines = text.splitlines()
     assert len(lines) == 4 and lines[2].startswith("| judge gain | 2.000 | 1.000 |") and lines[2].endswith("| 3 of 3 |")
     assert lines[3].startswith("| steps | 90 | 100 |") and lines[3].endswith("| – |")

@@ -1,4 +1,5 @@
-"""``gradebench pretrain-policy``: a tiny GPT-2 from scratch that GRPO loads; deterministic, resumable, one-line errors."""
+"""``gradebench pretrain-policy``: a tiny GPT-2 from scratch that GRPO loads; deterministic, resumable,
+one-line errors."""
 
 from __future__ import annotations
 
