@@ -23,6 +23,7 @@ _LAZY = {
     "lipo": "gradebench.rl",
     "grpo": "gradebench.rl",
     "ppo": "gradebench.rl",
+    "pretrain_policy": "gradebench.rl",
     "publish": "gradebench.hub",
     "Builder": "gradebench.datasets",
     "GradedList": "gradebench.datasets",

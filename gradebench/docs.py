@@ -128,7 +128,8 @@ def scorers_table() -> str:
     return "\n".join(lines)
 
 
-COMMITTED_RESULTS = Path(__file__).resolve().parents[1] / "leaderboard" / "results"
+#: the committed records the README's result tables are rendered from
+RESULTS_DIR = Path(__file__).resolve().parents[1] / "leaderboard" / "results"
 #: the sources of issue 20's grids (recipes/experiments/every-source-*.yaml), in the README's order
 EVERY_SOURCE = ("dnli", "dnli-natural", "winowhy", "chaosnli-snli", "chaosnli-mnli", "anli", "worldtree")
 
@@ -150,7 +151,7 @@ def every_source_table() -> str:
         "| hashed-mlp, best loss | cross-encoder, best loss |",
         "|---|---|---|---|---|---|---|---|---|",
     ]
-    boards = {b.benchmark: b for b in leaderboard(COMMITTED_RESULTS, sort_by="pairwise_agreement").boards}
+    boards = {b.benchmark: b for b in leaderboard(RESULTS_DIR, sort_by="pairwise_agreement").boards}
     for name in EVERY_SOURCE:
         board = boards.get(name)
         if board is None:
@@ -172,6 +173,34 @@ def every_source_table() -> str:
     return "\n".join(lines)
 
 
+#: the two rewards it compares (the first is the ranking one)
+POLICY_PAIR = ("hashed-mlp + listnet", "hashed-mlp + mse")
+
+
+def policy_runs_table() -> str:
+    """The judged GRPO runs on esnli-human (recipes/experiments/esnli-human-policy.sh), one row each."""
+    from gradebench.experiments.policy_report import policy_rows, runs_table
+
+    rows = policy_rows(RESULTS_DIR, benchmark="esnli-human")
+    return runs_table(rows) if rows else "(run `bash recipes/experiments/esnli-human-policy.sh` to measure)"
+
+
+def policy_paired_table() -> str:
+    """Listnet vs mse reward, seed by seed, on the judged GRPO runs of esnli-human."""
+    from gradebench.experiments.policy_report import paired_table, policy_rows
+
+    rows = policy_rows(RESULTS_DIR, benchmark="esnli-human")
+    return paired_table(rows, *POLICY_PAIR) if rows else "(run `bash recipes/experiments/esnli-human-policy.sh`)"
+
+
+def policy_curves_table() -> str:
+    """The mean reward, judge and KL curves per reward, by decile of the steps (esnli-human GRPO runs)."""
+    from gradebench.experiments.policy_report import curves_table, policy_rows
+
+    rows = policy_rows(RESULTS_DIR, benchmark="esnli-human")
+    return curves_table(rows) if rows else "(run `bash recipes/experiments/esnli-human-policy.sh`)"
+
+
 BLOCKS = {
     "recipes": recipes_table,
     "recipe-stats": recipe_stats_table,
@@ -179,6 +208,9 @@ BLOCKS = {
     "losses": losses_table,
     "scorers": scorers_table,
     "every-source": every_source_table,
+    "policy-runs": policy_runs_table,
+    "policy-paired": policy_paired_table,
+    "policy-curves": policy_curves_table,
 }
 
 

@@ -22,7 +22,8 @@
 --   candidates   the benchmark rows (every column of the benchmarks' Parquet files) of the
 --                benchmarks the records reference, with benchmark and benchmark_fingerprint
 --   policies     one row per policy-optimisation run (gradebench lipo | grpo | ppo): method,
---                benchmark, policy, reward, loss, steps and the final-window metrics
+--                benchmark, policy, reward, loss, steps and the final-window metrics; with a held-out
+--                judge (record v2) its mean score before/after and the run's advantage signal
 
 CREATE OR REPLACE VIEW records AS
 SELECT content::JSON ->> 'id' AS id, filename AS file, content::JSON AS doc
@@ -152,6 +153,14 @@ SELECT
     CAST(doc ->> '$.metrics.loss' AS DOUBLE) AS loss_value,
     CAST(doc ->> '$.metrics.margin' AS DOUBLE) AS margin,
     CAST(doc ->> '$.metrics.pair_accuracy' AS DOUBLE) AS pair_accuracy,
+    doc ->> '$.judge.source' AS judge,
+    CAST(doc ->> '$.judge.before.judge_mean' AS DOUBLE) AS judge_before,
+    CAST(doc ->> '$.judge.after.judge_mean' AS DOUBLE) AS judge_after,
+    CAST(doc ->> '$.judge.after.judge_above_reference' AS DOUBLE) AS judge_above_reference,
+    CAST(doc ->> '$.judge.after.best_f1' AS DOUBLE) AS best_f1,
+    CAST(doc ->> '$.signal.advantage_snr' AS DOUBLE) AS advantage_snr,
+    CAST(doc ->> '$.signal.judge_agreement' AS DOUBLE) AS judge_agreement,
+    CAST(doc ->> '$.signal.group_reward_std' AS DOUBLE) AS group_reward_std,
     doc -> 'metrics' AS metrics,
     doc -> 'options' AS options
 FROM p;

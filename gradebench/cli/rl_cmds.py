@@ -1,4 +1,4 @@
-"""``gradebench lipo | grpo | ppo``: thin commands over :mod:`gradebench.rl` (extra ``rl``).
+"""``gradebench lipo | grpo | ppo | pretrain-policy``: thin commands over :mod:`gradebench.rl` (extra ``rl``).
 
 Each command's method options are the fields of its options model
 (:mod:`gradebench.rl.options`): the flags, their defaults and their help come from there, and
@@ -20,7 +20,7 @@ from gradebench.cli.app import _state, app, emit
 from gradebench.cli.harness_cmds import parse_settings, with_progress
 from gradebench.errors import InvalidArgumentError
 from gradebench.experiments.store import DEFAULT_RESULTS_DIR
-from gradebench.rl.options import GrpoOptions, LipoOptions, PolicyOptions, PpoOptions, cli_flag
+from gradebench.rl.options import GrpoOptions, LipoOptions, PolicyOptions, PpoOptions, PretrainOptions, cli_flag
 
 #: the old name of the default results folder
 RESULTS_DIR = DEFAULT_RESULTS_DIR
@@ -79,6 +79,16 @@ def _run(as_json: bool, fn: Any) -> None:
     if shown:
         console.print(f"mean of the last {min(result.n_steps, 10)} steps: "
                       + ", ".join(f"{k} {v:.4g}" for k, v in shown))
+    if result.judge:
+        j, b, a = result.judge, result.judge["before"], result.judge["after"]
+        console.print(f"judge {j['scorer']} on {j['n_queries']} {j['split']} prompts x {j['samples']}: mean "
+                      f"{b['judge_mean']:.3f} -> {a['judge_mean']:.3f}, above reference "
+                      f"{b['judge_above_reference']:.3f} -> {a['judge_above_reference']:.3f}, F1 with the best "
+                      f"candidate {b['best_f1']:.3f} -> {a['best_f1']:.3f}")
+    signal = result.signal or {}
+    if signal.get("advantage_snr") is not None:
+        console.print(f"advantage SNR {signal['advantage_snr']:.3f}, judge agreement {signal['judge_agreement']:.3f} "
+                      f"over {signal['n_pairs']} judged pairs")
     console.print(f"record: [cyan]{result.record}[/cyan]")
 
 
@@ -130,7 +140,7 @@ def lipo(
 
 
 def _rewarded_command(method: str, model: type[PolicyOptions], doc: str) -> None:
-    """Register ``gradebench METHOD`` for a method that samples and is rewarded (GRPO, PPO)."""
+    """Register ``gradebench METHOD`` for a method that samples and is rewarded (PPO)."""
 
     def command(
         policy: Annotated[Path, _policy],
@@ -151,7 +161,68 @@ def _rewarded_command(method: str, model: type[PolicyOptions], doc: str) -> None
     app.command(method)(_with_options(model)(command))
 
 
-_rewarded_command("grpo", GrpoOptions,
-                  "GRPO (TRL) on a benchmark's queries, rewarded by an exported gradebench scorer.")
+@app.command()
+@_with_options(GrpoOptions)
+def grpo(
+    policy: Annotated[Path, _policy],
+    reward: Annotated[Path, _reward],
+    benchmark: Annotated[Path, _benchmark],
+    out: Annotated[Path, _out],
+    judge: Annotated[Optional[Path], typer.Option(
+        help="a held-out judge: an exported reward folder that is not --reward; logs the advantage "
+             "signal per step and scores held-out completions before and after", show_default="none")] = None,
+    judge_split: Annotated[str, typer.Option(help="split of the judge's held-out prompts")] = "validation",
+    judge_queries: Annotated[int, typer.Option(help="held-out prompts (the split's first N)")] = 200,
+    judge_samples: Annotated[int, typer.Option(help="completions sampled per held-out prompt")] = 2,
+    results_dir: Annotated[Path, _results_dir] = DEFAULT_RESULTS_DIR,
+    as_json: Annotated[bool, _json] = False,
+    **options: Any,
+) -> None:
+    """GRPO (TRL) on a benchmark's queries, rewarded by an exported gradebench scorer."""
+    from gradebench.rl.grpo import grpo as grpo_api
+
+    _run(as_json, lambda progress: grpo_api(policy, reward, benchmark, out=out, results_dir=results_dir,
+                                            progress=progress, judge=judge, judge_split=judge_split,
+                                            judge_queries=judge_queries, judge_samples=judge_samples, **options))
+
+
 _rewarded_command("ppo", PpoOptions,
                   "PPO (TRL experimental) on a benchmark's queries, rewarded by an exported gradebench scorer.")
+
+
+@app.command("pretrain-policy")
+@_with_options(PretrainOptions)
+def pretrain_policy(
+    benchmark: Annotated[Path, _benchmark],
+    out: Annotated[Path, typer.Option(help="run folder to write (the policy goes to OUT/policy; an interrupted "
+                                           "run there is continued)")],
+    as_json: Annotated[bool, _json] = False,
+    **options: Any,
+) -> None:
+    """Train a small GPT-2 policy from scratch on a benchmark's queries and best candidates (CPU minutes)."""
+    from gradebench.rl.pretrain import pretrain_policy as pretrain_api
+
+    _require_trl()
+    with _quiet_libraries():
+        result = with_progress(not as_json, lambda progress: pretrain_api(benchmark, out=out, progress=progress,
+                                                                          **options))
+    if as_json:
+        emit(result.to_dict())
+        return
+    from rich.console import Console
+
+    console = Console()
+    verb = "found (already trained)" if result.cached else "trained"
+    m, c = result.model, result.corpus
+    console.print(f"[bold]gpt2[/bold] policy ({m['parameters']:,} parameters, {m['layers']} layers x {m['dim']}, "
+                  f"vocabulary {m['vocab_size']}) {verb} on {result.benchmark} ({result.split}, {c['examples']} "
+                  f"examples, {result.n_steps} steps, {c['epochs']} epochs) -> [cyan]{result.policy_out}[/cyan]")
+    if result.train_loss is not None:
+        line = f"train loss {result.train_loss:.3f}"
+        if result.validation:
+            v = result.validation
+            line += f"; validation response loss {v['response_loss']:.3f} (perplexity {v['perplexity']:.1f})"
+        console.print(line)
+    for sample in result.samples[:1]:
+        console.print(f"greedy sample: {sample['greedy']!r} (human: {sample['reference']!r})")
+    console.print(f"next: gradebench grpo --policy {result.run_dir} --reward ... --benchmark {result.benchmark_path}")

@@ -155,13 +155,28 @@ def policy_rows(results_dir: str | Path, benchmark: str | None = None) -> list[d
             "method": r.method,
             "benchmark": r.benchmark.name,
             "benchmark_fingerprint": r.benchmark.fingerprint,
-            "policy": Path(r.policy.path).name,
-            "objective": r.loss.name if r.loss is not None else (r.reward.source if r.reward is not None else None),
+            "policy": _policy_name(r.policy.path),
+            "objective": r.loss.name if r.loss is not None else _reward_name(r.reward),
             "seed": r.seed,
             "steps": r.n_steps,
             **{m: r.metrics.get(m) for m in POLICY_METRICS},
         })
     return rows
+
+
+def _policy_name(path: str) -> str:
+    """A policy folder's name; a run folder's ``policy/`` is named with its run (``run/policy``)."""
+    p = Path(path)
+    return f"{p.parent.name}/{p.name}" if p.name == "policy" and p.parent.name else p.name
+
+
+def _reward_name(reward: Any) -> str | None:
+    """``scorer + loss`` of a reward the record names (v2), else its source."""
+    if reward is None:
+        return None
+    if getattr(reward, "scorer", None):
+        return f"{reward.scorer} + {reward.loss}" if reward.loss else reward.scorer
+    return reward.source
 
 
 def _board(name: str, fp: str, split: str, records: list[EvalRecord], sort_by: str, alpha: float) -> Board:

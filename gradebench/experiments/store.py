@@ -32,7 +32,13 @@ from typing import Any, Literal
 from pydantic import ValidationError
 
 from gradebench.errors import InvalidArgumentError, RecordError
-from gradebench.experiments.policy_record import POLICY_KIND, POLICY_SCHEMA_VERSION, POLICY_SUFFIX, PolicyRecord
+from gradebench.experiments.policy_record import (
+    POLICY_KIND,
+    POLICY_SCHEMA_VERSION,
+    POLICY_SCHEMA_VERSIONS,
+    POLICY_SUFFIX,
+    PolicyRecord,
+)
 from gradebench.experiments.record import RECORD_SUFFIX, RESULT_SCHEMA_VERSION, EvalRecord
 from gradebench.locks import locked_temp_beside, remove_stale_temps
 from gradebench.names import check_name
@@ -57,6 +63,8 @@ class RecordKind:
     what: str
     redo: str
     find_hint: str
+    #: older versions its model still reads (fields added since are optional)
+    older_versions: tuple[int, ...] = ()
 
     def file_pattern(self) -> re.Pattern[str]:
         return re.compile(r"^[0-9a-f]{64}" + re.escape(self.suffix) + "$")
@@ -70,7 +78,8 @@ KINDS: dict[str, RecordKind] = {
     "policy": RecordKind(
         name="policy", tag=POLICY_KIND, model=PolicyRecord, suffix=POLICY_SUFFIX,
         schema_version=POLICY_SCHEMA_VERSION, what="policy record", redo="run the policy again",
-        find_hint="run `gradebench lipo|grpo|ppo` first"),
+        find_hint="run `gradebench lipo|grpo|ppo` first",
+        older_versions=tuple(v for v in POLICY_SCHEMA_VERSIONS if v != POLICY_SCHEMA_VERSION)),
 }
 _BY_TAG = {k.tag: k for k in KINDS.values()}
 
@@ -183,7 +192,7 @@ def read_record(path: str | Path, *, kind: Kind | None = "evaluation") -> Record
         raise RecordError(f"not a {expected.what} (it is a {spec.what})", path=p,
                           hint=f"give a <id>{expected.suffix} file")
     version = raw.get("schema_version")
-    if version != spec.schema_version:
+    if version != spec.schema_version and version not in spec.older_versions:
         raise RecordError(f"{spec.what} schema v{version} is not supported (this gradebench reads "
                           f"v{spec.schema_version})", path=p, hint=f"{spec.redo} with this gradebench version")
     try:

@@ -21,7 +21,7 @@ from collections.abc import Callable
 from typing import Annotated, Any, ClassVar, Literal, Optional, TypeVar
 
 import annotated_types
-from pydantic import Field, ValidationError, field_validator
+from pydantic import Field, ValidationError, field_validator, model_validator
 from pydantic.fields import FieldInfo
 
 from gradebench.errors import GradebenchError, InvalidArgumentError
@@ -158,6 +158,40 @@ class PpoOptions(SamplingOptions):
     batch_size: int = Field(8, strict=True, ge=2, description="prompts per rollout",
                             json_schema_extra={"hint": "PPO whitens advantages per batch; e.g. --batch-size 8"})
     ppo_epochs: int = Field(4, strict=True, ge=1, description="optimisation epochs per rollout")
+
+
+class PretrainOptions(PolicyOptions):
+    """Pretraining a small policy from scratch (:func:`gradebench.rl.pretrain.pretrain_policy`): a
+    byte-level BPE tokenizer and a GPT-2 language model trained on ``split``'s queries and their
+    best candidates (``prompt + " " + candidate + EOS``), deterministic from the seed."""
+
+    method: ClassVar[str] = "pretrain-policy"
+
+    steps: Steps = 600
+    lr: LearningRate = 1e-3
+    batch_size: int = Field(32, strict=True, ge=1, description="examples (query + best candidate) per step")
+    layers: int = Field(2, strict=True, ge=1, description="transformer layers")
+    dim: int = Field(128, strict=True, ge=8, description="hidden size (a multiple of --heads)")
+    heads: int = Field(4, strict=True, ge=1, description="attention heads")
+    vocab_size: int = Field(2048, strict=True, ge=300, description="BPE vocabulary size (256 bytes + merges + 2 "
+                            "special tokens)", json_schema_extra={"hint": "the 256 byte tokens and the special "
+                                                                          "tokens need at least 300"})
+    context: int = Field(256, strict=True, ge=16, description="positions (longer examples are skipped)")
+    dropout: float = Field(0.0, strict=True, ge=0, lt=1, allow_inf_nan=False, description="dropout probability",
+                           json_schema_extra={"hint": "a probability in [0, 1); 0 suits a few CPU minutes"})
+    warmup_steps: int = Field(50, strict=True, ge=0, description="linear warmup steps (then linear decay to 0)")
+    weight_decay: float = Field(0.01, strict=True, ge=0, allow_inf_nan=False, description="AdamW weight decay")
+    loss_on: Literal["response", "all"] = Field(
+        "response", description="'response': the loss covers the candidate and EOS only; 'all': the prompt too")
+    save_steps: int = Field(200, strict=True, ge=1, description="checkpoint every N steps (an interrupted run "
+                            "continues from the last one)")
+
+    @model_validator(mode="after")
+    def _heads_divide_dim(self) -> "PretrainOptions":
+        if self.dim % self.heads:
+            raise InvalidArgumentError(f"--dim {self.dim} is not a multiple of --heads {self.heads}",
+                                       hint="e.g. --dim 128 --heads 4")
+        return self
 
 
 # -- one-line errors ---------------------------------------------------------------------------------

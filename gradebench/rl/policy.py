@@ -17,6 +17,8 @@ from typing import Any
 from gradebench.errors import InvalidArgumentError
 from gradebench.hashing import sha256_file, sha256_json
 
+#: where a run folder (pretrain-policy, lipo, grpo, ppo) keeps its trained policy
+RUN_POLICY_DIR = "policy"
 _CORRUPT_HINT = "the policy's weights are truncated or damaged: save or download the model again"
 _DOWNLOAD_HINT = "give a local model folder, e.g. `hf download gpt2-medium --local-dir models/gpt2-medium`"
 
@@ -70,8 +72,21 @@ def folder_fingerprint(path: str | Path) -> str:
     return sha256_json({str(p.relative_to(root)): sha256_file(p) for p in files})
 
 
+def policy_folder(path: str | Path) -> Path:
+    """The model folder of ``path``: ``path`` itself, or its ``policy/`` when ``path`` is a run folder
+    (``gradebench pretrain-policy | lipo | grpo | ppo --out``) with no ``config.json`` of its own."""
+    p = Path(path)
+    inner = p / RUN_POLICY_DIR
+    if p.is_dir() and not (p / "config.json").exists() and (inner / "config.json").is_file():
+        return inner
+    return p
+
+
 def check_policy(path: str | Path) -> PolicyInfo:
     """Check that ``path`` is a local causal-LM folder with a tokenizer and intact weight files.
+
+    ``path`` may also be a run folder that holds its trained policy in ``policy/``
+    (:func:`policy_folder`); the info then describes ``policy/``.
 
     Nothing is loaded but configs and the tokenizer; the weight files are checked as
     :func:`check_policy_weights` does, so a damaged policy fails before a run folder is written.
@@ -83,7 +98,7 @@ def check_policy(path: str | Path) -> PolicyInfo:
     """
     if not isinstance(path, (str, Path)):
         raise InvalidArgumentError(f"policy must be a path, got {type(path).__name__}")
-    p = Path(path)
+    p = policy_folder(path)
     if not p.is_dir():
         raise InvalidArgumentError("--policy is not a folder", path=p, hint=_DOWNLOAD_HINT)
     if not (p / "config.json").is_file():

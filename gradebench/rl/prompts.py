@@ -78,6 +78,22 @@ def reference_index(grades: np.ndarray, mask: np.ndarray, tiers: np.ndarray | No
     return int(order[(len(order) - 1) // 2])
 
 
+def best_index(relevance: Any, mask: Any) -> int:
+    """Position of a list's best candidate: the highest grade among valid ones, ties by stored order.
+
+        >>> import numpy as np
+        >>> best_index(np.array([1., 2., 2., 0.]), np.array([True, True, True, True]))
+        1
+    """
+    import numpy as np
+
+    valid = np.flatnonzero(np.asarray(mask, dtype=bool))
+    if valid.size == 0:
+        raise InvalidArgumentError("a list without candidates has no best candidate")
+    grades = np.asarray(relevance, dtype=np.float64)[valid]
+    return int(valid[int(np.argmax(grades))])  # argmax returns the first maximum
+
+
 @dataclass(frozen=True)
 class PromptItem:
     """One query as a policy prompt.

@@ -28,6 +28,7 @@ import numpy as np
 from gradebench.errors import GradebenchError, InvalidArgumentError, RunError
 from gradebench.hashing import sha256_json
 from gradebench.rl.prompts import PromptItem
+from gradebench.rl.signal import SignalLog
 from gradebench.rl.steplog import StepLog
 
 RewardFn = Callable[..., Sequence[float]]
@@ -66,13 +67,16 @@ def resolve_reward(reward: str | Path | RewardFn, *, normalize: bool = True) -> 
                 hint="update gradebench, or call the Python API with a reward callable") from None
         p = Path(reward)
         fn = reward_module.load(p, normalize=bool(normalize))
+        meta = getattr(fn, "metadata", None)
+        meta = meta if isinstance(meta, dict) else {}
         return RewardSource(fn=fn, ref={"source": str(p.resolve()), "fingerprint": _reward_fingerprint(fn, p),
-                                        "normalize": bool(normalize)})
+                                        "normalize": bool(normalize), "scorer": (meta.get("scorer") or {}).get("name"),
+                                        "loss": (meta.get("loss") or {}).get("name")})
     if callable(reward):
         name = getattr(reward, "__qualname__", None) or type(reward).__qualname__
         fp = getattr(reward, "fingerprint", None)
         return RewardSource(fn=reward, ref={"source": f"callable:{name}", "fingerprint": fp if isinstance(fp, str)
-                                            else None, "normalize": None})
+                                            else None, "normalize": None, "scorer": None, "loss": None})
     raise InvalidArgumentError(f"reward must be a folder or a callable, got {type(reward).__name__}",
                                hint="--reward DIR: a folder written by `gradebench export-reward` or a training run")
 
@@ -131,17 +135,30 @@ class ReferenceRewards:
         return [self._cache[q] for q in query_ids]
 
 
-def grpo_reward_function(source: RewardSource, items: Sequence[PromptItem],
-                         steplog: StepLog) -> Callable[..., list[float]]:
+def grpo_reward_function(source: RewardSource, items: Sequence[PromptItem], steplog: StepLog, *,
+                         signal: SignalLog | None = None, group_size: int | None = None,
+                         judge: RewardFn | None = None) -> Callable[..., list[float]]:
     """A plain function for ``GRPOTrainer(reward_funcs=[...])``; TRL passes the dataset's
-    ``query`` and ``query_id`` columns as keyword arguments."""
+    ``query`` and ``query_id`` columns as keyword arguments.
+
+    With ``signal`` (and ``group_size``, GRPO's ``num_generations``: a call's completions come in
+    consecutive groups of that size) each call also logs :meth:`SignalLog.step`'s figures
+    (``group_reward_std``; with a ``judge``, which scores the same completions, ``advantage_snr``,
+    ``judge_agreement`` and ``judge_mean``: :mod:`gradebench.rl.signal`)."""
     references = ReferenceRewards(source.fn, items)
+    if signal is not None and (group_size is None or group_size < 1):
+        raise InvalidArgumentError("a signal log needs the group size (num_generations)")
 
     def gradebench_reward(prompts: list[Any], completions: list[Any], *, query: list[str], query_id: list[str],
                           **_: Any) -> list[float]:
         texts = [_text(c) for c in completions]
         rewards = call_reward(source.fn, query, texts)
         steplog.add_rewards(rewards, references.get([str(q) for q in query_id]))
+        if signal is not None and group_size is not None:
+            from gradebench.rl.signal import groups
+
+            judged = None if judge is None else groups(call_reward(judge, query, texts), group_size)
+            steplog.add(**signal.step(groups(rewards, group_size), judged))
         return rewards
 
     return gradebench_reward

@@ -18,7 +18,8 @@ Nothing is written before every input has been checked.
 
 The run fingerprint is sha256 over the method, the policy folder's content, the benchmark
 fingerprint and split, the reward's identity, the loss, every option and the gradebench
-version.
+version, and the held-out judge's identity and options when the run has one (a run without
+a judge keeps the fingerprint it had before judges existed).
 """
 
 from __future__ import annotations
@@ -41,13 +42,13 @@ from gradebench.experiments.store import record_dir, write_record
 from gradebench.hashing import sha256_json
 from gradebench.paths import check_writable_dir
 from gradebench.rl.options import PolicyOptions
-from gradebench.rl.policy import precision
-from gradebench.rl.steplog import StepLog, summarize
+from gradebench.rl.policy import RUN_POLICY_DIR, precision
+from gradebench.rl.steplog import StepLog, summarize, trajectory
 
 RUN_CONFIG = "policy-run-config.json"
 RUN_JSON = "policy-run.json"
 HISTORY = "history.jsonl"
-POLICY_DIR = "policy"
+POLICY_DIR = RUN_POLICY_DIR
 TRAINER_DIR = ".trainer"
 RUN_SCHEMA_VERSION = 1
 #: the last steps whose mean is a record's metrics
@@ -82,6 +83,9 @@ class PolicyRunResult:
     record_id: str
     timings: dict[str, float] = field(default_factory=dict)
     cached: bool = False
+    judge: dict[str, Any] | None = None
+    signal: dict[str, Any] | None = None
+    trajectory: dict[str, Any] | None = None
     gradebench_version: str = __version__
     schema_version: int = RUN_SCHEMA_VERSION
 
@@ -97,6 +101,8 @@ class PolicyJob:
     original tokenizer, loaded again from its folder, so training-time changes such as a pad
     token never reach the saved policy). ``options`` is the method's options model; the run
     records :meth:`~gradebench.rl.options.PolicyOptions.recorded` and the precision.
+    ``judge``: the held-out judge's identity and options (part of the fingerprint), or None;
+    ``extras()``, called after ``train``, gives the record's ``judge`` and ``signal`` sections.
     """
 
     bench: Any
@@ -108,6 +114,8 @@ class PolicyJob:
     options: PolicyOptions
     key_map: dict[str, str]
     train: Callable[[Path, StepLog], Any]
+    judge: dict[str, Any] | None = None
+    extras: Callable[[], dict[str, Any]] | None = None
     method: str = field(init=False)
     split: str = field(init=False)
     seed: int = field(init=False)
@@ -119,14 +127,18 @@ class PolicyJob:
         self.recorded = {**self.options.recorded(), "precision": precision()}
 
     def fingerprint(self) -> str:
-        return sha256_json({
+        parts = {
             "method": self.method, "policy": self.policy.fingerprint,
             "benchmark_fingerprint": self.bench.fingerprint, "split": self.split,
             "reward": None if self.reward is None else {
                 "identity": self.reward.get("fingerprint") or self.reward.get("source"),
                 "normalize": self.reward.get("normalize")},
             "loss": self.loss, "options": self.recorded, "seed": self.seed, "gradebench_version": __version__,
-        })
+        }
+        if self.judge is not None:  # a run without a judge keeps the fingerprint it always had
+            parts["judge"] = {"identity": self.judge.get("fingerprint") or self.judge.get("source"),
+                              "options": self.judge.get("options")}
+        return sha256_json(parts)
 
 
 def run_job(job: PolicyJob, *, out: str | Path, results_dir: str | Path,
@@ -156,14 +168,16 @@ def _run(job: PolicyJob, run: RunClaim, results_dir: str | Path, progress: Calla
     finally:
         shutil.rmtree(trainer_dir, ignore_errors=True)
     timings = {"fit_s": round(time.perf_counter() - t_fit, 3)}
+    extras = job.extras() if job.extras is not None else {}
+    timings.update(extras.pop("timings", {}))
     if not run.main:
-        return _result(job, run, steplog.lines, "", "", timings)
+        return _result(job, run, steplog.lines, "", "", timings, extras)
     run.publish(POLICY_DIR, lambda tmp: _save_policy(model, job.policy.path, tmp))
     timings["total_s"] = round(time.perf_counter() - t0, 3)
-    record = _record(job, run, steplog.lines, timings)
+    record = _record(job, run, steplog.lines, timings, extras)
     path = write_record(record, results_dir=results_dir)
     try:
-        result = _result(job, run, steplog.lines, str(path), record.id, timings)
+        result = _result(job, run, steplog.lines, str(path), record.id, timings, extras)
         run.finish({**result.to_dict(), "record_json": record.to_dict()})
     except BaseException:
         path.unlink(missing_ok=True)
@@ -177,17 +191,19 @@ def read_policy_run(run_dir: str | Path) -> PolicyRunResult:
 
 
 def _result(job: PolicyJob, run: RunClaim, lines: list[dict[str, Any]], record: str, record_id: str,
-            timings: dict[str, float]) -> PolicyRunResult:
+            timings: dict[str, float], extras: dict[str, Any]) -> PolicyRunResult:
     return PolicyRunResult(
         run_dir=str(run.run_dir), method=job.method, run_fingerprint=run.fingerprint, benchmark=job.bench.name,
         benchmark_fingerprint=job.bench.fingerprint, benchmark_path=str(job.bench.path), split=job.split,
         policy=job.policy.as_dict(), policy_out=str(run.run_dir / POLICY_DIR), reward=job.reward, loss=job.loss,
         options=job.recorded, seed=job.seed, n_steps=len(lines), metrics=summarize(lines, window=WINDOW),
-        history=lines, record=record, record_id=record_id, timings=timings,
+        history=lines, record=record, record_id=record_id, timings=timings, judge=extras.get("judge"),
+        signal=extras.get("signal"), trajectory=trajectory(lines),
     )
 
 
-def _record(job: PolicyJob, run: RunClaim, lines: list[dict[str, Any]], timings: dict[str, float]) -> PolicyRecord:
+def _record(job: PolicyJob, run: RunClaim, lines: list[dict[str, Any]], timings: dict[str, float],
+            extras: dict[str, Any]) -> PolicyRecord:
     from gradebench.experiments.environment import environment
 
     return PolicyRecord(
@@ -200,7 +216,8 @@ def _record(job: PolicyJob, run: RunClaim, lines: list[dict[str, Any]], timings:
         reward=job.reward, loss=job.loss, options=job.recorded, seed=job.seed, n_steps=len(lines), window=WINDOW,
         metrics=summarize(lines, window=WINDOW), first_step=lines[0] if lines else None,
         last_step=lines[-1] if lines else None, run={"run_dir": str(run.run_dir), "run_fingerprint": run.fingerprint},
-        timings=timings, environment=environment(),
+        timings=timings, environment=environment(), judge=extras.get("judge"), signal=extras.get("signal"),
+        trajectory=trajectory(lines),
     )
 
 
@@ -219,7 +236,7 @@ def _cached(run: RunClaim, results_dir: str | Path) -> PolicyRunResult:
         key = "record_json." + ".".join(str(x) for x in err.get("loc", ()))
         raise RunError(f"{RUN_JSON} holds an invalid record: {err.get('msg')}", path=final, key=key,
                        hint="the file was edited; delete the run folder and run it again") from None
-    if record.id != policy_record_id(run.fingerprint):
+    if record.id != policy_record_id(run.fingerprint, schema_version=record.schema_version):
         raise RunError(f"{RUN_JSON} holds the record of another run", path=final, key="record_json.id",
                        hint="the file was edited; delete the run folder and run it again")
     path = record_dir(results_dir, record.benchmark.name) / f"{record.id}{POLICY_SUFFIX}"

@@ -140,3 +140,63 @@ def summarize(lines: list[dict[str, Any]], *, window: int = 10) -> dict[str, flo
     for key in CORE_KEYS:
         out.setdefault(key, None)
     return out
+
+
+#: the history columns a run's trajectory follows, when logged
+TRAJECTORY_KEYS = ("reward_mean", "kl", "judge_mean", "advantage_snr", "completion_length")
+
+
+def _bin_means(values: list[float | None], n_bins: int) -> list[float | None]:
+    """Means of ``n_bins`` consecutive, near-equal slices of ``values`` (None values skipped)."""
+    edges = np.linspace(0, len(values), n_bins + 1).round().astype(int)
+    out: list[float | None] = []
+    for a, b in zip(edges[:-1], edges[1:]):
+        chunk = [v for v in values[a:b] if v is not None]
+        out.append(finite(np.mean(chunk)) if chunk else None)
+    return out
+
+
+def trajectory(lines: list[dict[str, Any]], *, n_bins: int = 10, reach: float = 0.9) -> dict[str, Any] | None:
+    """A run's curves in ``n_bins`` consecutive slices of its steps, and when its reward got there.
+
+    * ``bins``: per key of :data:`TRAJECTORY_KEYS` that was logged, the mean of each slice
+      (deciles of the run by default);
+    * ``reward_start`` / ``reward_end``: the first and last slice of ``reward_mean``;
+      ``reward_gain``: their difference;
+    * ``steps_to_reach``: the first step at which the trailing mean of ``reward_mean`` over one
+      slice's worth of steps reaches ``reward_start + reach * reward_gain`` (null when the gain
+      is not positive) -- the run's convergence step at ``reach`` (0.9) of its gain;
+    * ``end_change``: the last slice minus the one before, over ``reward_gain`` -- near 0 when
+      the reward has levelled off by the end, near ``1 / n_bins`` or more while it still climbs.
+
+    None for fewer than ``n_bins`` steps.
+
+        >>> t = trajectory([{"step": i + 1, "reward_mean": min(i, 10) / 10} for i in range(20)], n_bins=4)
+        >>> t["reward_start"], t["reward_end"], t["steps_to_reach"], t["end_change"]
+        (0.2, 1.0, 13, 0.0)
+    """
+    if len(lines) < n_bins:
+        return None
+    steps = [int(line["step"]) for line in lines]
+    bins = {key: _bin_means([finite(line.get(key)) for line in lines], n_bins) for key in TRAJECTORY_KEYS
+            if any(finite(line.get(key)) is not None for line in lines)}
+    rewards = bins.get("reward_mean")
+    out: dict[str, Any] = {"n_bins": n_bins, "steps": steps[-1], "bins": bins, "reach": reach, "reward_start": None,
+                           "reward_end": None, "reward_gain": None, "steps_to_reach": None, "end_change": None}
+    if not rewards or rewards[0] is None or rewards[-1] is None:
+        return out
+    start, end = rewards[0], rewards[-1]
+    gain = end - start
+    out.update(reward_start=start, reward_end=end, reward_gain=finite(gain))
+    if gain > 0:
+        width = max(1, len(lines) // n_bins)
+        values = [finite(line.get("reward_mean")) for line in lines]
+        target = start + reach * gain
+        for i in range(width - 1, len(values)):
+            window = [v for v in values[i - width + 1:i + 1] if v is not None]
+            if window and np.mean(window) >= target:
+                out["steps_to_reach"] = steps[i]
+                break
+        if rewards[-2] is not None:
+            out["end_change"] = finite((rewards[-1] - rewards[-2]) / gain)
+    return out

@@ -66,7 +66,29 @@ TRAIN_LOG_KEYS = ("loss", "learning_rate", "grad_norm")
 TIMING_SUFFIXES = ("_runtime", "_samples_per_second", "_steps_per_second")
 
 
-class ListEvalMixin:
+class CheckpointStopPoints:
+    """Mix into a ``transformers.Trainer`` subclass (before it): the named stop points of a
+    checkpoint save (:mod:`gradebench.stops`), for the crash tests."""
+
+    def _save_rng_state(self, output_dir: str) -> None:
+        super()._save_rng_state(output_dir)  # type: ignore[misc]
+        stop_point("checkpoint-saving")  # weights, optimizer, RNG written; trainer_state.json not yet
+
+    def _save_checkpoint(self, model: Any, trial: Any) -> None:
+        super()._save_checkpoint(model, trial)  # type: ignore[misc]
+        stop_point("checkpoint-saved")  # complete; the epoch's history line comes in on_save
+
+
+def checkpoint_trainer_class() -> type:
+    """``transformers.Trainer`` with the checkpoint stop points (:class:`CheckpointStopPoints`)."""
+
+    class CheckpointTrainer(CheckpointStopPoints, transformers.Trainer):
+        """``transformers.Trainer`` whose checkpoint saves reach gradebench's stop points."""
+
+    return CheckpointTrainer
+
+
+class ListEvalMixin(CheckpointStopPoints):
     """Mix into a ``transformers.Trainer`` subclass (before it): gradebench validation metrics.
 
     Attributes (set by whoever creates the trainer):
@@ -117,15 +139,6 @@ class ListEvalMixin:
         if self.gb_history is not None:
             self.gb_history.append({"epoch": _epoch(self.state), "step": int(self.state.global_step), **metrics})
         return metrics
-
-    # the named stop points of a checkpoint save (gradebench.stops), for the crash tests
-    def _save_rng_state(self, output_dir: str) -> None:
-        super()._save_rng_state(output_dir)  # type: ignore[misc]
-        stop_point("checkpoint-saving")  # weights, optimizer, RNG written; trainer_state.json not yet
-
-    def _save_checkpoint(self, model: Any, trial: Any) -> None:
-        super()._save_checkpoint(model, trial)  # type: ignore[misc]
-        stop_point("checkpoint-saved")  # complete; the epoch's history line comes in on_save
 
 
 def accelerator_available() -> bool:
@@ -383,10 +396,12 @@ def read_history(path: str | Path) -> list[dict[str, Any]]:
 
 __all__ = [
     "HISTORY_FILE",
+    "CheckpointStopPoints",
     "EpochLogCallback",
     "ListEvalMixin",
     "RichProgressCallback",
     "accelerator_available",
+    "checkpoint_trainer_class",
     "read_history",
     "training_arguments",
     "warmup_steps",

@@ -122,6 +122,6 @@ def test_policy_record_schema_is_generated():
     from gradebench.experiments.policy_record import PolicyRecord, policy_schema_json
 
     schema = policy_schema_json()
-    assert schema["$id"].endswith("policy-v1.json")
+    assert schema["$id"].endswith("policy-v2.json")
     assert set(PolicyRecord.model_fields) <= set(schema["properties"])
     assert schema["properties"]["kind"]["const"] == "gradebench.policy"
