@@ -113,7 +113,7 @@ def test_inconclusive_when_no_difference_either_way(report):
 
 def test_not_testable_claims_name_what_is_missing(report):
     ppo = _claim(report, "000-table7")
-    assert ppo.verdict == "not testable" and "No PPO policy records" in ppo.reason and "gradebench ppo" in ppo.reason
+    assert ppo.verdict == "not testable" and "No policy records" in ppo.reason and "gradebench grpo" in ppo.reason
     wt = _claim(report, "001-worldtree")
     assert wt.verdict == "not testable" and "expert" in wt.reason and not wt.steps
 
