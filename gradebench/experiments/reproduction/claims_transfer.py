@@ -39,7 +39,8 @@ def zero_shot(ev: Evidence, alpha: float) -> ClaimResult:
         systems = [s for s in ev.find(bench, zero_shot=True) if (s.trained_on or "").startswith(SOURCE_PREFIX)]
         if not systems:
             fp = ev.fingerprint(bench)
-            where = (benchmark_folder(next(r for r in ev.records if r.benchmark.fingerprint == fp), ev.build_dir) if fp
+            # the default build folder, never --build-dir: the report does not depend on where it looked
+            where = (benchmark_folder(next(r for r in ev.records if r.benchmark.fingerprint == fp)) if fp
                      else f"gradebench-out/{bench}/<fingerprint12>")
             steps.append(missing_step(bench, KENDALL, "e-SNLI-trained scorer", "0", (
                 f"no zero-shot record on {bench}: gradebench eval --run {run_example} --benchmark {where} "

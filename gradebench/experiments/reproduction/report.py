@@ -37,7 +37,9 @@ def reproduction_report(results_dir: str | Path = RESULTS_DIR, *, alpha: float =
             committed ``leaderboard/results``.
         alpha: the family-wise error rate of each claim's Holm-corrected tests.
         build_dir: where the benchmarks were built (``gradebench build --out``): the one figure not
-            in the records, the WinoWhy train split's class prior, is read from its manifest there.
+            in the records, the WinoWhy train split's class prior, is read from its manifest there
+            (else at the record's ``benchmark.path``; the fingerprint is checked in both). The
+            report never prints ``build_dir``: it is the same wherever the manifest was found.
 
     Returns:
         A :class:`ReproductionReport`: ``to_dict()`` is what ``gradebench report --json`` prints,
