@@ -4,8 +4,9 @@ Reads policy records (:mod:`gradebench.experiments.policy_record`, v2: with ``ju
 ``signal`` and ``trajectory``) and renders what the README's policy experiment shows:
 
 * :func:`policy_rows` -- one flat row per run (reward ``scorer + loss``, seed, the reward's
-  start and end, its convergence step, KL, the advantage signal, and the held-out judge's
-  figures before and after);
+  start and end, its convergence step, whether it levelled off (:func:`late_rate`,
+  :func:`converged`), KL, the advantage signal, and the held-out judge's figures before and
+  after);
 * :func:`paired` -- for one figure, the per-seed differences between two rewards' runs of the
   same seed (same data order, same held-out sampling seed), their mean, a paired t interval
   and how many seeds favour the first reward. With three seeds the t interval has 2 degrees
@@ -51,6 +52,61 @@ def reward_label(record: Any) -> str:
     return Path(reward.source).name
 
 
+#: a run "converged" when its reward rose and, over the last half of its steps, climbed at most this share
+#: of its average rate (:func:`converged`)
+CONVERGED_MAX_LATE_RATE = 0.5
+
+
+def late_rate(trajectory: dict[str, Any] | None) -> float | None:
+    """How fast the reward still climbs at the end of the run, as a share of its average climb.
+
+    With ``m_1..m_n`` the reward's mean per slice of the steps (``trajectory["bins"]["reward_mean"]``,
+    deciles by default) and ``gain = m_n - m_1``: the least-squares slope of ``m`` over the last
+    ``ceil(n / 2)`` slices, divided by the average rise per slice ``gain / (n - 1)``. 1: the reward
+    rises as fast at the end as on average (a straight climb); 0: flat; negative: falling. None
+    when the gain is not positive or fewer than 2 late slices are defined.
+
+        >>> late_rate({"bins": {"reward_mean": [0, 1, 2, 3]}})      # a straight climb
+        1.0
+        >>> late_rate({"bins": {"reward_mean": [0, 2, 2, 2]}})      # up in the first slice, then flat
+        0.0
+    """
+    rewards = _get(trajectory, "bins", "reward_mean")
+    if not rewards or len(rewards) < 3 or rewards[0] is None or rewards[-1] is None:
+        return None
+    n = len(rewards)
+    gain = float(rewards[-1]) - float(rewards[0])
+    if not gain > 0:
+        return None
+    late = [(i, float(v)) for i, v in enumerate(rewards) if i >= n // 2 and v is not None]
+    if len(late) < 2:
+        return None
+    x = np.array([i for i, _ in late], dtype=np.float64)
+    y = np.array([v for _, v in late], dtype=np.float64)
+    slope = float(((x - x.mean()) * (y - y.mean())).sum() / ((x - x.mean()) ** 2).sum())
+    return slope / (gain / (n - 1))
+
+
+def converged(trajectory: dict[str, Any] | None, *, max_late_rate: float = CONVERGED_MAX_LATE_RATE) -> bool | None:
+    """Whether the run's reward converged within its steps: it rose (the last slice above the first)
+    and levelled off (``|late_rate| <= max_late_rate``: over the last half of the steps it climbed,
+    or fell, at most half as fast as on average). None when the record has no reward trajectory.
+
+    The slices' means are noisy (on the committed GRPO runs a decile's mean has a standard error of
+    about a tenth of the gain), so a rate near the cut is a coin toss: read ``late_rate`` beside it.
+
+        >>> converged({"bins": {"reward_mean": [0, 2, 2, 2]}}), converged({"bins": {"reward_mean": [0, 1, 2, 3]}})
+        (True, False)
+        >>> converged({"bins": {"reward_mean": [2, 1, 1, 1]}})      # the reward fell: never converged
+        False
+    """
+    rewards = _get(trajectory, "bins", "reward_mean")
+    if not rewards or rewards[0] is None or rewards[-1] is None:
+        return None
+    rate = late_rate(trajectory)
+    return rate is not None and abs(rate) <= max_late_rate
+
+
 def _get(d: dict[str, Any] | None, *keys: str) -> Any:
     for key in keys:
         if not isinstance(d, dict):
@@ -70,6 +126,7 @@ def run_row(record: Any) -> dict[str, Any]:
         "reward": reward_label(record), "seed": record.seed, "steps": record.n_steps, "id": record.id,
         "reward_start": t.get("reward_start"), "reward_end": t.get("reward_end"), "reward_gain": t.get("reward_gain"),
         "steps_to_reach": t.get("steps_to_reach"), "end_change": t.get("end_change"),
+        "late_rate": late_rate(record.trajectory), "converged": converged(record.trajectory),
         "kl_end": kl[-1] if kl else None,
         "group_reward_std": getattr(signal, "group_reward_std", None),
         "advantage_snr": getattr(signal, "advantage_snr", None),

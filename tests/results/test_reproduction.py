@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import re
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -113,7 +114,7 @@ def test_inconclusive_when_no_difference_either_way(report):
 
 def test_not_testable_claims_name_what_is_missing(report):
     ppo = _claim(report, "000-table7")
-    assert ppo.verdict == "not testable" and "No PPO policy records" in ppo.reason and "gradebench ppo" in ppo.reason
+    assert ppo.verdict == "not testable" and "No policy records" in ppo.reason and "gradebench grpo" in ppo.reason
     wt = _claim(report, "001-worldtree")
     assert wt.verdict == "not testable" and "expert" in wt.reason and not wt.steps
 
@@ -158,6 +159,54 @@ def test_rank_to_class_without_the_manifest_is_not_testable(full, tmp_path):
         p.write_text(json.dumps(doc))
     c = _claim(reproduction_report(copy), "002-rank-to-class")
     assert c.verdict == "not testable" and "manifest" in c.steps[0].note
+
+
+def _copy_pointing_away(full, tmp_path):
+    """A copy of the records whose winowhy records point at a folder without a manifest, and that manifest."""
+    import shutil
+
+    copy = tmp_path / "results"
+    shutil.copytree(full, copy)
+    manifest = None
+    for p in (copy / "winowhy").glob("*.json"):
+        doc = json.loads(p.read_text())
+        manifest = manifest or json.loads((Path(doc["benchmark"]["path"]) / "manifest.json").read_text())
+        doc["benchmark"]["path"] = str(tmp_path / "nowhere")
+        p.write_text(json.dumps(doc))
+    return copy, manifest
+
+
+def _put(manifest, build_dir):
+    folder = build_dir / "winowhy" / manifest["fingerprint"][:12]
+    folder.mkdir(parents=True)
+    (folder / "manifest.json").write_text(json.dumps(manifest))
+
+
+def test_the_report_is_the_same_wherever_the_manifest_was_found(full, report, tmp_path):
+    """Found under --build-dir or at the record's path (fingerprint checked in both): the same bytes,
+    and --build-dir's spelling appears nowhere."""
+    copy, manifest = _copy_pointing_away(full, tmp_path)
+    build = tmp_path / "some-build-dir"
+    _put(manifest, build)
+    moved = markdown(reproduction_report(copy, build_dir=build))
+    assert moved.split("\n", 3)[3] == markdown(report).split("\n", 3)[3]  # all but the --results-dir line
+    assert "some-build-dir" not in moved and str(tmp_path) not in moved.split("\n", 3)[3]
+    # found nowhere: the not-tested note does not print --build-dir either
+    absent = [markdown(reproduction_report(copy, build_dir=tmp_path / d)) for d in ("a", "b")]
+    assert absent[0] == absent[1] and "under the build folder" in absent[0]
+
+
+def test_the_build_dir_is_tried_before_the_records_path(full, tmp_path):
+    manifest = json.loads((next(Path(json.loads(p.read_text())["benchmark"]["path"])
+                                for p in (full / "winowhy").glob("*.json")) / "manifest.json").read_text())
+    manifest["stats"]["train"]["grades"] = {"0": {"candidates": 30}, "5": {"candidates": 10}}  # prior 1/4
+    _put(manifest, tmp_path / "build")
+    c = _claim(reproduction_report(full, build_dir=tmp_path / "build"), "002-rank-to-class")
+    assert {r[1] for r in c.tables[0].rows if r[0] == "hashed-mlp + ranknet"} == {"segments (p = 0.250)"}
+    wrong = dict(manifest, fingerprint="0" * 64)  # another benchmark's manifest at that place: skipped
+    (tmp_path / "build" / "winowhy" / manifest["fingerprint"][:12] / "manifest.json").write_text(json.dumps(wrong))
+    c = _claim(reproduction_report(full, build_dir=tmp_path / "build"), "002-rank-to-class")
+    assert {r[1] for r in c.tables[0].rows if r[0] == "hashed-mlp + ranknet"} == {"segments (p = 0.500)"}
 
 
 def test_chaosnli_reaches_the_reference(report):

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import pytest
 
-from gradebench.experiments.policy_report import paired, paired_table, runs_table, t_interval
+from gradebench.experiments.policy_report import converged, late_rate, paired, paired_table, runs_table, t_interval
 from gradebench.rl.steplog import trajectory
 
 
@@ -54,3 +55,35 @@ def test_trajectory_needs_a_rise_and_enough_steps():
     flat = trajectory([{"step": i + 1, "reward_mean": 1.0 - i / 20} for i in range(20)], n_bins=10)
     assert flat["reward_gain"] < 0 and flat["steps_to_reach"] is None and flat["end_change"] is None
     assert set(flat["bins"]) == {"reward_mean"} and len(flat["bins"]["reward_mean"]) == 10
+
+
+def _bins(*values):
+    return {"bins": {"reward_mean": list(values)}}
+
+
+@pytest.mark.parametrize("rewards, rate, done", [
+    ((0, 1, 2, 3, 4, 5, 6, 7, 8, 9), 1.0, False),  # a straight climb: as fast at the end as on average
+    ((0, 3, 6, 9, 9, 9, 9, 9, 9, 9), 0.0, True),  # up, then flat over the whole last half
+    ((0, 1, 2, 3, 4, 9, 9, 9, 9, 9), 0.0, True),  # a late jump, then flat: levelled off too
+    ((0, 4, 8, 8, 8, 8, 7.9, 8.1, 7.95, 8.05), None, True),  # noise around a plateau (checked below)
+    ((0, 8, 10, 10, 10, 9, 7, 5, 3, 1), None, False),  # rose, then collapsed: falling fast at the end
+    ((1, 0.5, 0, 0, 0, 0, 0, 0, 0, 0), None, False),  # the reward fell: no gain, never converged
+    ((0, 0, 0, 0, 0, 0, 0, 0, 0, 0), None, False),  # flat from the start: no gain
+])
+def test_late_rate_and_converged_closed_form(rewards, rate, done):
+    t = _bins(*rewards)
+    if rate is not None:
+        assert late_rate(t) == pytest.approx(rate, abs=1e-12)
+    assert converged(t) is done
+
+
+def test_late_rate_is_the_late_slope_over_the_average_rise():
+    rewards = [0, 4, 8, 8, 8, 8, 7.9, 8.1, 7.95, 8.05]
+    x = np.arange(5, 10)
+    slope = np.polyfit(x, rewards[5:], 1)[0]
+    assert late_rate(_bins(*rewards)) == pytest.approx(slope / (8.05 / 9))
+    collapse = [0, 8, 10, 10, 10, 9, 7, 5, 3, 1]
+    assert late_rate(_bins(*collapse)) == pytest.approx(np.polyfit(x, collapse[5:], 1)[0] / (1 / 9))  # -18
+    assert late_rate(_bins(1, 0.5, 0)) is None and late_rate(None) is None and late_rate(_bins()) is None
+    assert converged(None) is None and converged({"bins": {}}) is None
+    assert converged(_bins(0, 1, 2, 3, 4, 5, 6, 7, 8, 9), max_late_rate=1.0) is True  # the cut is a parameter

@@ -8,7 +8,8 @@ terminal's. ``gradebench report`` wraps them (``--out REPRODUCTION.md``).
 
 Modules: :mod:`.data` (records grouped into systems), :mod:`.compare` (figures and paired
 tests), :mod:`.rules` (verdicts), :mod:`.papers` (the papers' figures), the claims
-(:mod:`.claims_losses`, :mod:`.claims_transfer`, :mod:`.claims_tasks`), :mod:`.render`.
+(:mod:`.claims_losses`, :mod:`.claims_transfer`, :mod:`.claims_policy`, :mod:`.claims_tasks`),
+:mod:`.render`.
 """
 
 from __future__ import annotations

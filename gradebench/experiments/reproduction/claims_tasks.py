@@ -226,7 +226,7 @@ def rank_to_class(ev: Evidence, alpha: float) -> ClaimResult:
             why = f"no {scorer} + {loss} records on {bench}"
         elif prior is None:
             why = ("the train split's class prior needs the benchmark's manifest, which is neither at the record's "
-                   f"path nor at {ev.build_dir.as_posix()}/{bench}/{fp[:12]} (build it as the grid file says, or give "
+                   f"path nor at {bench}/{fp[:12]} under the build folder (build it as the grid file says, or give "
                    "--build-dir)")
         elif pointwise is None:
             why = f"no {scorer} + sigmoid_ce records on {bench}"

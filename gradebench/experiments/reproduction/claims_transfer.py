@@ -1,11 +1,11 @@
-"""Claims about transfer and policies: zero-shot transfer of e-SNLI-trained scorers to natural
-grades, and seeds/000 Table 7 (PPO with a ListNet vs an MSE reward)."""
+"""Claim 3: zero-shot transfer of e-SNLI-trained scorers to natural grades (seeds/000 §4).
+
+(Claim 4, seeds/000 Table 7, is :mod:`.claims_policy`.)"""
 
 from __future__ import annotations
 
 import numpy as np
 
-from gradebench.experiments.reproduction import papers as P
 from gradebench.experiments.reproduction.claims_losses import GRID_BENCHMARKS
 from gradebench.experiments.reproduction.compare import figure, mean_over_seeds, missing_step, seed_matrix, value_step
 from gradebench.experiments.reproduction.data import Evidence, benchmark_folder
@@ -39,7 +39,8 @@ def zero_shot(ev: Evidence, alpha: float) -> ClaimResult:
         systems = [s for s in ev.find(bench, zero_shot=True) if (s.trained_on or "").startswith(SOURCE_PREFIX)]
         if not systems:
             fp = ev.fingerprint(bench)
-            where = (benchmark_folder(next(r for r in ev.records if r.benchmark.fingerprint == fp), ev.build_dir) if fp
+            # the default build folder, never --build-dir: the report does not depend on where it looked
+            where = (benchmark_folder(next(r for r in ev.records if r.benchmark.fingerprint == fp)) if fp
                      else f"gradebench-out/{bench}/<fingerprint12>")
             steps.append(missing_step(bench, KENDALL, "e-SNLI-trained scorer", "0", (
                 f"no zero-shot record on {bench}: gradebench eval --run {run_example} --benchmark {where} "
@@ -70,36 +71,3 @@ def _esnli_run(ev: Evidence) -> str:
             if recs and recs[0].run is not None:
                 return recs[0].run.run_dir
     return "RUN_DIR"
-
-
-# -- 4. seeds/000 Table 7 ---------------------------------------------------------------------------
-def ppo_rewards(ev: Evidence, alpha: float) -> ClaimResult:
-    """PPO with a ListNet reward converges (about 1,000 steps) where an MSE reward never does."""
-    del alpha  # nothing is tested: the verdict is decided by which fields the records hold
-    paper_rows = tuple((loss, sr, "no convergence" if steps is None else steps, quality, errors)
-                       for loss, (sr, steps, quality, errors) in P.TABLE7.items())
-    tables = [Table("Paper: PPO with each reward model", (
-        "reward model loss", "sep. ratio", "PPO steps to converge", "quality (/5)", "errors"), paper_rows)]
-    ppo = [p for p in ev.policies if p.method == "ppo"]
-    base = dict(
-        id="000-table7", source=P.TABLE7_SOURCE, title="PPO with ranking vs MSE rewards",
-        statement="With a ListNet-trained reward model PPO converges in about 1,000 steps and reaches quality "
-                  "4.1/5; with an MSE-trained reward it never converges (2.9/5).",
-        method=("Ours: policy records (kind gradebench.policy, method ppo) written by `gradebench ppo --reward DIR`.",),
-        steps=())
-    if not ppo:
-        return ClaimResult(**base, verdict="not testable", tables=tuple(tables), reason=(
-            "No PPO policy records in this folder. `gradebench export-reward RUN_DIR --out REWARD_DIR` for a listnet "
-            "and an mse run on esnli, then `gradebench ppo --policy POLICY --reward REWARD_DIR --benchmark "
-            "gradebench-out/esnli/<fingerprint12> --out PPO_RUN --results-dir leaderboard/results` for each, would "
-            "write them. Even then Table 7 could not be checked from them: a policy record names its reward by "
-            "folder and fingerprint, not by its training loss, and keeps no convergence step nor quality rating."))
-    rows = tuple((p.benchmark.name, p.reward.source if p.reward else "-", p.seed, p.n_steps,
-                  p.metrics.get("reward_mean"), p.metrics.get("kl")) for p in sorted(ppo, key=lambda p: p.id))
-    tables.append(Table("Our PPO policy records (means over the last logged steps)", (
-        "benchmark", "reward", "seed", "steps", "reward mean", "KL"), rows))
-    return ClaimResult(**base, verdict="not testable", tables=tuple(tables), reason=(
-        "A policy record names its reward by folder and fingerprint, not by the loss its reward model was trained "
-        "with, and keeps the means of the last logged steps, not the step at which the reward converged nor a "
-        "rating of the explanations: Table 7's comparison (steps to converge, quality, errors by reward loss) "
-        "needs fields the records do not hold."))

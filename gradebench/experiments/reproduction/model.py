@@ -15,8 +15,11 @@ from typing import Any, Literal
 
 Verdict = Literal["reproduced", "contradicted", "inconclusive", "not testable"]
 VERDICTS: tuple[str, ...] = ("reproduced", "contradicted", "inconclusive", "not testable")
-#: what a tested step found, after Holm's correction within its claim
-Outcome = Literal["as claimed", "opposite", "not significant", "not tested"]
+#: what a tested step found, after Holm's correction within its claim ("mixed": a check that holds for
+#: some runs and fails for others, see :class:`Step`)
+Outcome = Literal["as claimed", "opposite", "not significant", "mixed", "not tested"]
+#: the ``test`` of a step that is a count of runs meeting a stated definition, not a significance test
+CHECK = "check"
 
 
 @dataclass(frozen=True)
@@ -52,6 +55,12 @@ class Step:
     ``outcome`` is ``as claimed`` or ``opposite`` when ``p_adjusted <= alpha`` (by the sign of
     ``difference``), ``not significant`` otherwise, ``not tested`` when the records do not allow
     the test (``note`` says why).
+
+    A *check* (``test == CHECK``, no p-value) is a count, not a test: whether every run of the
+    records meets a stated definition (``note`` gives the counts). It is ``as claimed`` or
+    ``opposite`` as the claim would have it, ``mixed`` when the runs disagree, and is never
+    Holm-corrected. ``n_queries`` counts ``unit`` (queries by default; seed pairs or runs for
+    policy records, which hold one figure per run).
     """
 
     part: str
@@ -70,6 +79,8 @@ class Step:
     note: str | None = None
     #: the claimed relation in words, when ``above > below`` would read wrongly (a lower-is-better metric)
     claimed: str | None = None
+    #: what ``n_queries`` counts
+    unit: str = "queries"
 
     @property
     def relation(self) -> str:

@@ -47,9 +47,16 @@ def _num(x: float | None, spec: str = "+.4f") -> str:
 STEP_COLUMNS = ("part", "claimed", "metric", "difference", "queries", "seeds", "p", "p (Holm)", "outcome")
 
 
+def _count(s: Step) -> str:
+    """``40`` (queries), ``3 seed pairs``, ``-`` for none."""
+    if not s.n_queries:
+        return "-"
+    return str(s.n_queries) if s.unit == "queries" else f"{s.n_queries} {s.unit}"
+
+
 def step_cells(s: Step) -> tuple[str, ...]:
     outcome = s.outcome + (f" ({s.note})" if s.note else "")
-    return (s.part, s.relation, s.metric, _num(s.difference), str(s.n_queries) if s.n_queries else "-",
+    return (s.part, s.relation, s.metric, _num(s.difference), _count(s),
             ",".join(map(str, s.seeds)) or "-", fmt_p(s.p_value) if s.p_value is not None else "-",
             fmt_p(s.p_adjusted) if s.p_adjusted is not None else "-", outcome)
 
@@ -142,7 +149,7 @@ def _text_claim(i: int, c: ClaimResult, width: int | None) -> list[str]:
         out += ["", "   Steps (above > below; difference = above - below; Holm within the claim):"]
         for s in c.steps:
             p = "" if s.p_value is None else f", p {fmt_p(s.p_value)}, Holm {fmt_p(s.p_adjusted)}"
-            diff = "" if s.difference is None else f": {s.difference:+.4f} over {s.n_queries} queries"
+            diff = "" if s.difference is None else f": {s.difference:+.4f} over {s.n_queries} {s.unit}"
             note = f" ({s.note})" if s.note else ""
             out += _wrap(f"[{s.part}] {s.metric}: {s.relation}{diff}{p} -> {s.outcome}{note}", width,
                          "       ", "   - ")

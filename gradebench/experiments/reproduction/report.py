@@ -14,7 +14,8 @@ from pathlib import Path
 from gradebench.errors import InvalidArgumentError
 from gradebench.experiments.reproduction.claims_losses import families, l2r2, lipo_list_size, table3
 from gradebench.experiments.reproduction.claims_tasks import chaosnli, rank_to_class, worldtree
-from gradebench.experiments.reproduction.claims_transfer import ppo_rewards, zero_shot
+from gradebench.experiments.reproduction.claims_policy import policy_rewards
+from gradebench.experiments.reproduction.claims_transfer import zero_shot
 from gradebench.experiments.reproduction.data import Evidence
 from gradebench.experiments.reproduction.model import ClaimResult, ReproductionReport
 from gradebench.experiments.reproduction.render import markdown
@@ -23,7 +24,7 @@ from gradebench.paths import OUT_DIR, RESULTS_DIR, write_text_atomic
 
 #: the claims, in the report's order (issue 20)
 CLAIMS: tuple[Callable[[Evidence, float], ClaimResult], ...] = (
-    table3, families, zero_shot, ppo_rewards, worldtree, rank_to_class, l2r2, lipo_list_size, chaosnli,
+    table3, families, zero_shot, policy_rewards, worldtree, rank_to_class, l2r2, lipo_list_size, chaosnli,
 )
 
 
@@ -36,7 +37,9 @@ def reproduction_report(results_dir: str | Path = RESULTS_DIR, *, alpha: float =
             committed ``leaderboard/results``.
         alpha: the family-wise error rate of each claim's Holm-corrected tests.
         build_dir: where the benchmarks were built (``gradebench build --out``): the one figure not
-            in the records, the WinoWhy train split's class prior, is read from its manifest there.
+            in the records, the WinoWhy train split's class prior, is read from its manifest there
+            (else at the record's ``benchmark.path``; the fingerprint is checked in both). The
+            report never prints ``build_dir``: it is the same wherever the manifest was found.
 
     Returns:
         A :class:`ReproductionReport`: ``to_dict()`` is what ``gradebench report --json`` prints,

@@ -11,6 +11,11 @@ Holm-corrected together (:func:`adjust`), and then (:func:`decide`):
 * **not testable**: no step could be tested (records missing), or the claim needs something
   the records cannot give; the claim's reason says which records or fields are missing and
   which command would produce them.
+
+A *check* (:data:`~.model.CHECK`) is a statement about every run, decided by counting the runs
+that meet a stated definition, not by a test: it enters no Holm correction, an ``opposite``
+check contradicts the claim like a significant step the other way, and a ``mixed`` one (the
+runs disagree) leaves it inconclusive.
 """
 
 from __future__ import annotations
@@ -18,7 +23,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from gradebench.experiments.conventions import TEST_RESAMPLES
-from gradebench.experiments.reproduction.model import Step, Verdict
+from gradebench.experiments.reproduction.model import CHECK, Step, Verdict
 from gradebench.stats import holm
 
 #: the seed of every randomization test in the report (a fixed seed: the report is deterministic)
@@ -43,6 +48,12 @@ RULES: tuple[str, ...] = (
     "not testable: no step could be tested, or the claim needs data the records do not hold; the "
     "reason names the missing records and the command that would write them. Steps without records "
     "are listed as not tested and do not enter the verdict.",
+    "Policy records hold one figure per run: their steps pair the runs by seed and flip the signs of "
+    "the per-seed differences (exactly, all 2^n); with n pairs the smallest two-sided p is 2/2^n "
+    "(0.25 for 3 seeds), so a few seeds show a direction, never significance. A check (test "
+    "'check') is not a test but a count of the runs that meet a stated definition: as claimed or "
+    "opposite when every run agrees, mixed otherwise; it is not Holm-corrected, an opposite check "
+    "contradicts the claim and a mixed one leaves it inconclusive.",
 )
 
 
@@ -78,7 +89,7 @@ def tally(steps: list[Step]) -> str:
     """``"3 of 4 tested steps as claimed, 1 not significant; 2 not tested"``."""
     tested = [s for s in steps if s.outcome != "not tested"]
     parts = []
-    for outcome in ("as claimed", "opposite", "not significant"):
+    for outcome in ("as claimed", "opposite", "not significant", "mixed"):
         k = sum(s.outcome == outcome for s in tested)
         if k:
             parts.append(f"{k} {outcome}")
@@ -99,7 +110,7 @@ def conclude(steps: list[Step], alpha: float) -> tuple[tuple[Step, ...], Verdict
     for part, group in parts.items():
         line = f"{part}: {tally(group)}"
         shown = [s for s in group if s.outcome == "opposite"] or (
-            [s for s in group if s.outcome == "not significant"] if verdict == "inconclusive" else [])
+            [s for s in group if s.outcome in ("not significant", "mixed")] if verdict == "inconclusive" else [])
         if shown:
             line += " (" + "; ".join(describe(s) for s in shown) + ")"
         lines.append(line)
@@ -108,7 +119,9 @@ def conclude(steps: list[Step], alpha: float) -> tuple[tuple[Step, ...], Verdict
 
 def describe(s: Step) -> str:
     """``"ndcg@5: listnet > mse: +0.012, p_adj 0.003, opposite"`` (the claimed relation, the measured
-    difference above - below, the Holm-adjusted p-value)."""
+    difference above - below, the Holm-adjusted p-value; a check: its outcome and counts)."""
+    if s.test == CHECK:
+        return f"{s.metric}: {s.relation}: {s.outcome} ({s.note})"
     if s.p_value is None:
         return f"{s.metric}: {s.relation}: not tested ({s.note})"
     return (f"{s.metric}: {s.relation}: {s.difference:+.3g}, p_adj {fmt_p(s.p_adjusted)}"
