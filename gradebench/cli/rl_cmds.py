@@ -85,6 +85,8 @@ def _run(as_json: bool, fn: Any) -> None:
                       f"{b['judge_mean']:.3f} -> {a['judge_mean']:.3f}, above reference "
                       f"{b['judge_above_reference']:.3f} -> {a['judge_above_reference']:.3f}, F1 with the best "
                       f"candidate {b['best_f1']:.3f} -> {a['best_f1']:.3f}")
+        if a.get("pair_accuracy") is not None:
+            console.print(f"held-out pair accuracy {b['pair_accuracy']:.3f} -> {a['pair_accuracy']:.3f}")
     signal = result.signal or {}
     if signal.get("advantage_snr") is not None:
         console.print(f"advantage SNR {signal['advantage_snr']:.3f}, judge agreement {signal['judge_agreement']:.3f} "
@@ -127,6 +129,12 @@ def lipo(
     benchmark: Annotated[Path, _benchmark],
     out: Annotated[Path, _out],
     loss_param: Annotated[Optional[list[str]], typer.Option("--loss-param", help="loss parameter key=value", show_default="the loss's")] = None,
+    judge: Annotated[Optional[Path], typer.Option(
+        help="a held-out judge: an exported reward folder; scores the policy's completions of held-out prompts "
+             "before and after training, with the held-out pair accuracy")] = None,
+    judge_split: Annotated[str, typer.Option(help="split of the judge's held-out prompts")] = "validation",
+    judge_queries: Annotated[int, typer.Option(help="held-out prompts (the split's first N)")] = 200,
+    judge_samples: Annotated[int, typer.Option(help="completions sampled per held-out prompt")] = 2,
     results_dir: Annotated[Path, _results_dir] = DEFAULT_RESULTS_DIR,
     as_json: Annotated[bool, _json] = False,
     **options: Any,
@@ -136,7 +144,8 @@ def lipo(
 
     params = parse_settings(loss_param, flag="--loss-param")
     _run(as_json, lambda progress: lipo_api(policy, benchmark, out=out, loss_params=params, results_dir=results_dir,
-                                            progress=progress, **options))
+                                            progress=progress, judge=judge, judge_split=judge_split,
+                                            judge_queries=judge_queries, judge_samples=judge_samples, **options))
 
 
 def _rewarded_command(method: str, model: type[PolicyOptions], doc: str) -> None:

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from gradebench.experiments.store import DEFAULT_RESULTS_DIR
+from gradebench.rl.judging import judge_identity
 from gradebench.rl.options import GrpoOptions, keyword_options
 from gradebench.rl.policy import check_policy, load_policy, load_tokenizer, train_quietly, use_bf16
 from gradebench.rl.prompts import prompt_items, reference_kind, tokenized_prompts, training_lists
@@ -115,10 +116,7 @@ def grpo(
             extras["judge"] = {**judge_ref, "anchors": judging.anchors(), "before": before, "after": after}
         return trained
 
-    judge_ref = None if judging is None else {
-        "source": judging.source.ref["source"], "fingerprint": judging.source.ref["fingerprint"],
-        "scorer": judging.scorer, "split": judging.held.split, "n_queries": len(judging.held.queries),
-        "samples": judging.samples}
+    judge_ref = None if judging is None else judge_identity(judging)
     job = PolicyJob(
         bench=bench, n_queries=lists.n_queries, reference=reference_kind(lists), policy=info, reward=source.ref,
         loss=None, options=opts, train=train, extras=lambda: dict(extras),
@@ -133,24 +131,10 @@ def grpo(
 def _judging(judge: str | Path | None, source: Any, bench: Any, opts: GrpoOptions, *, split: str, queries: int,
              samples: int) -> Any:
     """The held-out :class:`~gradebench.rl.judging.Judging` of ``judge`` (None without one), checked
-    before anything is written.
-
-    Raises:
-        InvalidArgumentError: the judge is the reward itself, or bad ``--judge-*`` values.
-        GradebenchError: whatever loading the judge folder raises.
-    """
+    before anything is written (:func:`~gradebench.rl.judging.build_judging`)."""
     if judge is None:
         return None
-    from gradebench.errors import InvalidArgumentError
-    from gradebench.rl.judging import JudgeOptions, Judging, held_out, run_identity
+    from gradebench.rl.judging import build_judging
 
-    jopts = JudgeOptions.build(split=split, queries=queries, samples=samples)
-    if not isinstance(judge, (str, Path)):
-        raise InvalidArgumentError(f"--judge must be a reward folder, got {type(judge).__name__}",
-                                   hint="--judge DIR: a folder written by `gradebench export-reward`")
-    judge_source = resolve_reward(judge, normalize=True)
-    if run_identity(judge_source) == run_identity(source):
-        raise InvalidArgumentError("--judge is the reward being optimised; a judge must be held out",
-                                   hint="export another scorer (another model, loss or seed) as the judge")
-    held = held_out(bench, jopts, opts.prompt_template)
-    return Judging(held=held, source=judge_source, reward=source.fn, samples=jopts.samples)
+    return build_judging(judge, bench, template=opts.prompt_template, split=split, queries=queries,
+                         samples=samples, reward=source)

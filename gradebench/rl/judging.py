@@ -15,7 +15,9 @@ on the same held-out prompts, with the same sampling seed (the run's), so the tw
   judge scores above their query's reference candidate, :func:`~gradebench.rl.prompts.reference_index`),
   ``judge_above_best`` (share above the query's best candidate, e.g. the human explanation),
   ``reward_mean`` (the optimised reward on the same completions, to tell learning from reward
-  hacking), and two judge-free checks: ``best_f1`` (:func:`word_f1` of each completion against
+  hacking; null for a method without a reward, LiPO), ``judge_by_query`` (the judge's mean
+  score of each prompt's completions, in the held-out order, so two runs judged on the same
+  prompts can be compared prompt by prompt), and two judge-free checks: ``best_f1`` (:func:`word_f1` of each completion against
   its query's best candidate, the human explanation) and ``distinct_2``
   (:func:`distinct_bigrams`, low for a policy that repeats itself); ``mean_words`` and
   ``empty_share``;
@@ -34,7 +36,7 @@ import numpy as np
 
 from gradebench.errors import InvalidArgumentError
 from gradebench.rl.prompts import best_index, format_prompt, reference_index
-from gradebench.rl.rewards import RewardFn, RewardSource, call_reward
+from gradebench.rl.rewards import RewardFn, RewardSource, call_reward, resolve_reward
 from gradebench.strict import StrictModel
 
 #: completions a held-out evaluation shows in the record
@@ -182,6 +184,41 @@ def run_identity(source: RewardSource) -> str:
     return str(source.ref.get("source"))
 
 
+def build_judging(judge: Any, bench: Any, *, template: str, split: str, queries: int, samples: int,
+                  reward: RewardSource | None = None) -> Judging:
+    """The held-out :class:`Judging` of the reward folder ``judge`` on ``bench``, checked before anything
+    is written (``gradebench grpo | lipo --judge DIR --judge-split --judge-queries --judge-samples``).
+
+    Args:
+        reward: the optimised reward (GRPO), which the judge must not be; None for LiPO.
+
+    Raises:
+        InvalidArgumentError: the judge is not a folder, is the optimised reward, or bad ``--judge-*`` values.
+        GradebenchError: whatever loading the judge folder raises.
+    """
+    from pathlib import Path
+
+    jopts = JudgeOptions.build(split=split, queries=queries, samples=samples)
+    if not isinstance(judge, (str, Path)):
+        raise InvalidArgumentError(f"--judge must be a reward folder, got {type(judge).__name__}",
+                                   hint="--judge DIR: a folder written by `gradebench export-reward`")
+    judge_source = resolve_reward(judge, normalize=True)
+    if reward is not None and run_identity(judge_source) == run_identity(reward):
+        raise InvalidArgumentError("--judge is the reward being optimised; a judge must be held out",
+                                   hint="export another scorer (another model, loss or seed) as the judge")
+    held = held_out(bench, jopts, template)
+    return Judging(held=held, source=judge_source, reward=None if reward is None else reward.fn,
+                   samples=jopts.samples)
+
+
+def judge_identity(judging: Judging) -> dict[str, Any]:
+    """The judge's part of a run's record (``source``, ``fingerprint``, ``scorer``, ``split``, ``n_queries``,
+    ``samples``): :class:`~gradebench.experiments.policy_record.JudgeRef` without the figures."""
+    return {"source": judging.source.ref["source"], "fingerprint": judging.source.ref["fingerprint"],
+            "scorer": judging.scorer, "split": judging.held.split, "n_queries": len(judging.held.queries),
+            "samples": judging.samples}
+
+
 @dataclass
 class Judging:
     """A judge (and the optimised reward) over one :class:`HeldOut` set; the candidates' scores are
@@ -189,12 +226,12 @@ class Judging:
 
     Attributes:
         source: the judge (:func:`~gradebench.rl.rewards.resolve_reward` of its folder, standardised).
-        reward: the optimised reward's callable.
+        reward: the optimised reward's callable (None for a method without one: LiPO).
     """
 
     held: HeldOut
     source: RewardSource
-    reward: RewardFn
+    reward: RewardFn | None
     samples: int
 
     @property
@@ -213,24 +250,28 @@ class Judging:
 
     def __post_init__(self) -> None:
         self._judged = _by_query(self.judge, self.held.queries, self.held.candidates)
-        self._rewarded = _by_query(self.reward, self.held.queries, self.held.candidates)
+        self._rewarded = (None if self.reward is None
+                          else _by_query(self.reward, self.held.queries, self.held.candidates))
 
     def anchors(self) -> dict[str, Any]:
-        """Per grade, the judge's and the reward's mean score of the held-out candidates (grade as a string key)."""
+        """Per grade, the judge's and the reward's mean score of the held-out candidates (grade as a string key;
+        ``reward_by_grade`` is null without a reward)."""
         grades = np.concatenate([np.asarray(g) for g in self.held.grades])
-        j, r = np.concatenate(self._judged), np.concatenate(self._rewarded)
-        out: dict[str, Any] = {"judge_by_grade": {}, "reward_by_grade": {}}
+        j = np.concatenate(self._judged)
+        r = None if self._rewarded is None else np.concatenate(self._rewarded)
+        out: dict[str, Any] = {"judge_by_grade": {}, "reward_by_grade": None if r is None else {}}
         for g in sorted(set(grades.tolist())):
             key = f"{g:g}"
             out["judge_by_grade"][key] = round(float(j[grades == g].mean()), 6)
-            out["reward_by_grade"][key] = round(float(r[grades == g].mean()), 6)
+            if r is not None:
+                out["reward_by_grade"][key] = round(float(r[grades == g].mean()), 6)
         return out
 
     def figures(self, completions: list[list[str]]) -> dict[str, Any]:
         """The judge's (and the reward's) view of ``completions`` of the held-out prompts (module docstring)."""
         held = self.held
         judged = _by_query(self.judge, held.queries, completions)
-        rewarded = _by_query(self.reward, held.queries, completions)
+        rewarded = None if self.reward is None else _by_query(self.reward, held.queries, completions)
         above_ref, above_best = [], []
         for q, scores in enumerate(judged):
             above_ref.extend((scores > self._judged[q][held.reference[q]]).tolist())
@@ -244,12 +285,13 @@ class Judging:
             "judge_mean": round(float(np.concatenate(judged).mean()), 6),
             "judge_above_reference": round(float(np.mean(above_ref)), 6),
             "judge_above_best": round(float(np.mean(above_best)), 6),
-            "reward_mean": round(float(np.concatenate(rewarded).mean()), 6),
+            "reward_mean": None if rewarded is None else round(float(np.concatenate(rewarded).mean()), 6),
             "best_f1": round(float(np.mean(f1)), 6),
             "distinct_2": round(distinct_bigrams(texts), 6),
             "mean_words": round(float(np.mean(words)), 3),
             "empty_share": round(float(np.mean([n == 0 for n in words])), 6),
             "n_completions": len(texts),
+            "judge_by_query": [round(float(s.mean()), 6) if s.size else None for s in judged],
             "examples": examples,
         }
 

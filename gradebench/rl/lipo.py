@@ -17,6 +17,17 @@ mean and std over the candidates, ``kl`` (the exact next-token KL of policy to r
 summed over each candidate's response tokens, mean over candidates) and ``above_reference``:
 of the candidates graded above their list's reference candidate (``fair`` tier, else the
 median grade), the share whose implicit reward is above the reference's.
+
+With a **judge** (``judge=``: an exported scorer, ``gradebench lipo --judge DIR``) the run
+evaluates the policy before and after training on held-out prompts as GRPO does
+(:mod:`gradebench.rl.judging`: the first ``judge_queries`` queries of ``judge_split``,
+``judge_samples`` completions each, sampled under the run's seed at :data:`JUDGE_SAMPLING`;
+``reward_mean`` is null, LiPO has no reward), and adds LiPO's own held-out figure to both:
+``pair_accuracy``, the share of the held-out lists' candidate pairs with different grades whose
+implicit rewards ``beta * log-ratio`` (against the initial policy) order them as the grades do,
+a tie counting 1/2, over every candidate of each list (so runs of any ``list_size`` are judged on
+the same pairs), with ``pair_accuracy_by_query``. Before training the log-ratio is 0, so the
+``before`` value is 0.5 by construction.
 """
 
 from __future__ import annotations
@@ -29,6 +40,7 @@ import numpy as np
 
 from gradebench.errors import InvalidArgumentError
 from gradebench.experiments.store import DEFAULT_RESULTS_DIR
+from gradebench.rl.judging import build_judging, judge_identity
 from gradebench.rl.options import LipoOptions, keyword_options
 from gradebench.rl.policy import (
     check_policy,
@@ -44,6 +56,12 @@ from gradebench.rl.prompts import format_prompt, format_response, reference_inde
 from gradebench.rl.runs import PolicyJob, PolicyRunResult, run_job
 from gradebench.rl.steplog import StepLog
 
+#: how a judged LiPO run samples its held-out completions (LiPO itself never samples); the values of
+#: the GRPO experiment in the README
+JUDGE_SAMPLING = {"max_new_tokens": 32, "temperature": 0.7}
+#: held-out candidate sequences per forward pass (pair accuracy)
+SCORE_BATCH = 64
+
 #: LiPO-lambda, the default loss (:class:`~gradebench.rl.options.LipoOptions`)
 DEFAULT_LOSS = LipoOptions.model_fields["loss"].default
 LabelColumn = Literal["relevance", "score"]
@@ -58,6 +76,10 @@ def lipo(
     results_dir: str | Path = DEFAULT_RESULTS_DIR,
     progress: Any = None,
     options: LipoOptions | dict[str, Any] | None = None,
+    judge: str | Path | None = None,
+    judge_split: str = "validation",
+    judge_queries: int = 200,
+    judge_samples: int = 2,
     **kwargs: Any,
 ) -> PolicyRunResult:
     """Optimise ``policy`` on ``benchmark``'s graded lists with a ranking loss (see the module docstring).
@@ -69,6 +91,10 @@ def lipo(
         results_dir: where the policy record goes.
         progress: ``progress(done, total, message)`` or None.
         options: a :class:`~gradebench.rl.options.LipoOptions` (or a dict of its fields).
+        judge: an exported reward folder that scores, but never trains: a held-out evaluation before
+            and after training, with the held-out pair accuracy (None: neither).
+        judge_split, judge_queries, judge_samples: the held-out prompts (the first
+            ``judge_queries`` of ``judge_split``) and the completions sampled per prompt.
         **kwargs: :class:`~gradebench.rl.options.LipoOptions` fields, over ``options``: ``loss`` (a
             registered gradebench loss, ``gradebench losses``), ``loss_params``, ``list_size`` (``K``
             candidates per list, content-drawn, keeping the best and the worst; None keeps every
@@ -99,21 +125,97 @@ def lipo(
     _dry_run_loss(spec, grades, lists.mask, opts.loss_params)
     tokenizer = load_tokenizer(info.path)
     examples = build_examples(lists, grades, tokenizer, template=opts.prompt_template, context=info.context)
+    judging = None
+    if judge is not None:
+        judging = build_judging(judge, bench, template=opts.prompt_template, split=judge_split,
+                                queries=judge_queries, samples=judge_samples)
+    extras: dict[str, Any] = {}
 
     def train(trainer_dir: Path, steplog: StepLog) -> Any:
+        import time
+
         model = disable_dropout(load_policy(info.path))
+        if judging is not None:
+            t = time.perf_counter()
+            gen_tokenizer = load_tokenizer(info.path, padding_side="left")
+            sampling = {**JUDGE_SAMPLING, "seed": opts.seed}
+            before = {**judging.evaluate(model, gen_tokenizer, **sampling),
+                      **heldout_pair_accuracy(model, model, tokenizer, judging.held, beta=opts.beta)}
+            judge_s = time.perf_counter() - t
         trainer = make_trainer(model, tokenizer, examples, spec=spec, loss_params=opts.loss_params, beta=opts.beta,
                                steps=opts.steps, lr=opts.lr, batch_size=opts.batch_size, seed=opts.seed,
                                output_dir=trainer_dir, steplog=steplog)
         train_quietly(trainer)
-        return trainer.model
+        trained = trainer.model
+        if judging is not None:
+            t = time.perf_counter()
+            after = {**judging.evaluate(trained, gen_tokenizer, **sampling),
+                     **heldout_pair_accuracy(trained, trainer.ref_model, tokenizer, judging.held, beta=opts.beta)}
+            extras["timings"] = {"judge_s": round(judge_s + time.perf_counter() - t, 3)}
+            extras["judge"] = {**judge_identity(judging), "anchors": judging.anchors(), "before": before,
+                               "after": after}
+        return trained
 
     job = PolicyJob(
         bench=bench, n_queries=lists.n_queries, reference=reference_kind(lists), policy=info, reward=None,
         loss={"name": opts.loss, "params": opts.loss_params}, options=opts, train=train,
+        extras=lambda: dict(extras),
+        judge=None if judging is None else {**judge_identity(judging), "options": {
+            "split": judge_split, "queries": judge_queries, "samples": judge_samples, **JUDGE_SAMPLING}},
         key_map={"loss": "loss", "grad_norm": "grad_norm", "learning_rate": "learning_rate"},
     )
     return run_job(job, out=out, results_dir=results_dir, progress=progress)
+
+
+def heldout_pair_accuracy(model: Any, ref_model: Any, tokenizer: Any, held: Any, *,
+                          beta: float) -> dict[str, Any]:
+    """LiPO's implicit rewards ``beta * (log pi - log pi_ref)`` of every candidate of the held-out lists
+    (:class:`~gradebench.rl.judging.HeldOut`), and how they order the candidates:
+    ``pair_accuracy`` over every pair with different grades (a tie 1/2), pooled over the lists, and
+    ``pair_accuracy_by_query`` (null for a list without such a pair). A candidate whose prompt +
+    response is longer than the policy's context is left out.
+    """
+    import torch
+
+    eos = int(tokenizer.eos_token_id)
+    context = int(getattr(model.config, "n_positions", 0) or getattr(model.config, "max_position_embeddings", 0)
+                  or 10**9)
+    seqs, owner = [], []
+    for q, (prompt, cands) in enumerate(zip(held.prompts, held.candidates)):
+        prompt_ids = list(tokenizer(prompt)["input_ids"])
+        for j, c in enumerate(cands):
+            seq = prompt_ids + list(tokenizer(format_response(c), add_special_tokens=False)["input_ids"]) + [eos]
+            if len(seq) <= context:
+                seqs.append((seq, len(prompt_ids)))
+                owner.append((q, j))
+    scores = np.full(len(seqs), np.nan)
+    was_training = model.training
+    model.eval()
+    try:
+        with torch.no_grad():
+            for i in range(0, len(seqs), SCORE_BATCH):
+                chunk = seqs[i:i + SCORE_BATCH]
+                batch = collate([{"sequences": [s for s, _ in chunk], "starts": [st for _, st in chunk],
+                                  "grades": [0.0], "mask": [True], "reference": 0}], pad_id=eos)
+                flat, _ = candidate_scores(model, ref_model, batch["input_ids"], batch["attention_mask"],
+                                           batch["completion_mask"], beta)
+                scores[i:i + len(chunk)] = flat.float().cpu().numpy()
+    finally:
+        model.train(was_training)
+    per_list: list[list[float]] = [[float("nan")] * len(c) for c in held.candidates]
+    for (q, j), v in zip(owner, scores):
+        per_list[q][j] = float(v)
+    correct, total, by_query = 0.0, 0, []
+    for s, y in zip(per_list, held.grades):
+        s_, y_ = np.asarray(s), np.asarray(y, dtype=np.float64)
+        keep = np.isfinite(s_)
+        s_, y_ = s_[keep], y_[keep]
+        pairs = y_[:, None] > y_[None, :]
+        d = (s_[:, None] - s_[None, :])[pairs]
+        hits = float((d > 0).sum() + 0.5 * (d == 0).sum())
+        correct, total = correct + hits, total + int(d.size)
+        by_query.append(round(hits / d.size, 6) if d.size else None)
+    return {"pair_accuracy": round(correct / total, 6) if total else None, "pair_accuracy_by_query": by_query}
 
 
 def _dry_run_loss(spec: Any, grades: np.ndarray, mask: np.ndarray, params: dict[str, Any]) -> None:

@@ -1,4 +1,6 @@
-"""GRPO with a held-out judge: per-step signal, before/after figures, record v2 (v1 records still load)."""
+"""GRPO with a held-out judge: per-step signal, before/after figures, record v2 (v1 records still load).
+
+LiPO with a judge: tests/rl/test_lipo_judge.py."""
 
 from __future__ import annotations
 
@@ -17,7 +19,7 @@ from tests.cli.conftest import assert_one_line_error  # noqa: E402
 from tests.conftest import one_torch_thread  # noqa: E402
 
 FIGURES = {"judge_mean", "judge_above_reference", "judge_above_best", "reward_mean", "best_f1", "distinct_2",
-           "mean_words", "empty_share", "n_completions", "examples"}
+           "mean_words", "empty_share", "n_completions", "judge_by_query", "examples"}
 
 
 def _grpo(policy, reward, bench, out, results, **kwargs):

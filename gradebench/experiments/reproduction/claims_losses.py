@@ -276,7 +276,9 @@ def lipo_list_size(ev: Evidence, alpha: float) -> ClaimResult:
                 "DPO at K = 2), one benchmark and scorer, NDCG@5.",
                 "The advantage at K is the per-query difference lambdaloss - ranknet of the seed-averaged values; "
                 "steps: advantage(K') > advantage(K) for each pair of consecutive K, Holm-corrected together. "
-                "Needs records for at least 3 values of K."))
+                "Needs records for at least 3 values of K.",
+                POLICY_METHOD))
+    policy_tables, policy_notes = lipo_policy_part(ev)
     groups: dict[tuple[str, str], dict[str, dict[int, System]]] = {}
     for s in ev.systems:
         if s.list_size is not None and s.loss in ("lambdaloss", "ranknet") and not s.zero_shot:
@@ -296,7 +298,8 @@ def lipo_list_size(ev: Evidence, alpha: float) -> ClaimResult:
         return ClaimResult(**base, verdict="not testable",
                            reason=f"Records of lambdaloss and ranknet at 3 or more list sizes are needed ({have}): "
                                   "train with `gradebench train ... --loss lambdaloss --list-size K` and "
-                                  "`--loss ranknet --list-size K` for K = 2, 3, 4, ... and evaluate each run.")
+                                  "`--loss ranknet --list-size K` for K = 2, 3, 4, ... and evaluate each run.",
+                           tables=policy_tables, notes=policy_notes)
     (bench, scorer), ks = best
     pairs = [(groups[(bench, scorer)]["lambdaloss"][k], groups[(bench, scorer)]["ranknet"][k]) for k in ks]
     systems = [s for pair in pairs for s in pair]
@@ -313,9 +316,96 @@ def lipo_list_size(ev: Evidence, alpha: float) -> ClaimResult:
     if capped:
         notes.append(f"Both losses reach NDCG@5 >= 0.995 at K = {', '.join(map(str, capped))}: the benchmark's "
                      "ceiling leaves no room for an advantage there.")
-    return ClaimResult(**base, verdict=verdict, reason=reason, steps=adjusted, notes=tuple(notes), tables=(
-        Table(f"NDCG@5 by training list size ({scorer} on {bench}, seeds: {', '.join(map(str, seeds))})",
-              ("K", "lambdaloss", "ranknet", "advantage"), rows),))
+    return ClaimResult(**base, verdict=verdict, reason=reason, steps=adjusted, notes=tuple(notes) + policy_notes,
+                       tables=(Table(f"NDCG@5 by training list size ({scorer} on {bench}, seeds: "
+                                     f"{', '.join(map(str, seeds))})", ("K", "lambdaloss", "ranknet", "advantage"),
+                                     rows),) + policy_tables)
+
+
+# -- the policy part: `gradebench lipo --judge` records -----------------------------------------------
+POLICY_RECIPE = "recipes/experiments/esnli-human-lipo-list-size.sh"
+POLICY_METHOD = (
+    "Policy part (shown, not in the verdict): `gradebench lipo` policy records (method lipo, loss lambdaloss or "
+    "ranknet, options.list_size K, a held-out judge) of one benchmark, initial policy, judge and budget (every "
+    "other option). Per K: each loss's held-out judge gain (the judge's mean score of the policy's completions "
+    "of the held-out prompts after - before training, seed-averaged), the lambdaloss - ranknet difference of "
+    "the after scores per held-out prompt (mean, bootstrap CI over prompts), and the held-out pair accuracy "
+    "after training (beta * log-ratio ordering of the held-out lists' full candidate sets; 0.5 before).")
+
+
+def _policy_group(r) -> tuple:
+    """What two LiPO runs must share to sit in one table: benchmark, initial policy, judge, budget."""
+    from gradebench.hashing import sha256_json
+
+    options = {k: v for k, v in r.options.items() if k not in ("loss", "loss_params", "list_size")}
+    j = r.judge
+    return (r.benchmark.name, r.benchmark.fingerprint, r.policy.fingerprint, sha256_json(options),
+            j.fingerprint or j.source, j.split, j.n_queries, j.samples)
+
+
+def _by_prompt(records, side: str) -> np.ndarray | None:
+    """The seed-averaged judge score per held-out prompt (``judge_by_query``) of ``side``; None if missing."""
+    rows = [r.judge.after.get("judge_by_query") if side == "after" else r.judge.before.get("judge_by_query")
+            for r in records]
+    if any(not isinstance(x, list) for x in rows) or len({len(x) for x in rows}) != 1:
+        return None
+    return np.nanmean(np.array([[np.nan if v is None else v for v in x] for x in rows], dtype=np.float64), axis=0)
+
+
+def _mean(values) -> float | None:
+    ok = [float(v) for v in values if isinstance(v, (int, float)) and np.isfinite(v)]
+    return round(float(np.mean(ok)), 4) if ok else None
+
+
+def lipo_policy_part(ev: Evidence) -> tuple[tuple[Table, ...], tuple[str, ...]]:
+    """The claim's policy table (``(tables, notes)``; both empty without judged LiPO records).
+
+    With one training run per (loss, K) and seed, nothing here is tested: a paired test across the
+    held-out prompts would compare two trained policies, not two losses (a second training seed
+    can move a policy more than the losses do), so the table is shown and the verdict is the
+    scorer part's alone.
+    """
+    cells: dict[tuple, dict[tuple[str, int], list]] = {}
+    for r in ev.policies:
+        if (r.method != "lipo" or r.loss is None or r.loss.name not in ("lambdaloss", "ranknet") or r.judge is None
+                or not isinstance(r.options.get("list_size"), int)):
+            continue
+        cells.setdefault(_policy_group(r), {}).setdefault((r.loss.name, r.options["list_size"]), []).append(r)
+    if not cells:
+        return (), (f"Policy part: no judged `gradebench lipo` records of lambdaloss and ranknet with a list size; "
+                    f"{POLICY_RECIPE} writes them.",)
+
+    def ks(group: dict) -> list[int]:
+        return sorted({k for loss, k in group if loss == "lambdaloss"} & {k for loss, k in group if loss == "ranknet"})
+
+    key = max(sorted(cells), key=lambda g: len(ks(cells[g])))
+    group, shared = cells[key], ks(cells[key])
+    if not shared:
+        return (), ("Policy part: judged `gradebench lipo` records exist, but no list size has both a lambdaloss "
+                    f"and a ranknet run of the same policy, judge and budget; {POLICY_RECIPE} writes them.",)
+    rows, seeds_seen = [], set()
+    for k in shared:
+        lam, rn = group[("lambdaloss", k)], group[("ranknet", k)]
+        seeds_seen.update(r.seed for r in lam + rn)
+        gains = [_mean(r.judge.after.get("judge_mean", np.nan) - r.judge.before.get("judge_mean", np.nan)
+                       for r in runs) for runs in (lam, rn)]
+        a, b = _by_prompt(lam, "after"), _by_prompt(rn, "after")
+        diff = values_figure(a - b) if a is not None and b is not None and a.shape == b.shape else None
+        acc = [_mean(r.judge.after.get("pair_accuracy") for r in runs) for runs in (lam, rn)]
+        n_seeds = min(len({r.seed for r in lam}), len({r.seed for r in rn}))
+        rows.append((f"K={k}", gains[0], gains[1], diff, acc[0], acc[1], n_seeds))
+    name, _, _, _, _, split, n_queries, samples = key
+    scorer = next(iter(group.values()))[0].judge.scorer or "the judge"
+    title = (f"Policy: `gradebench lipo` by training list size ({name}, judge {scorer} on {n_queries} {split} "
+             f"prompts x {samples}; seeds: {', '.join(map(str, sorted(seeds_seen)))})")
+    table = Table(title, ("K", "judge gain lambdaloss", "judge gain ranknet", "lambdaloss - ranknet (after, per "
+                          "prompt)", "pair acc. lambdaloss", "pair acc. ranknet", "seeds"), tuple(rows))
+    note = ("Policy part: not tested, and not in the verdict. With one training run per loss, K and seed the "
+            "only paired test available is across held-out prompts, which compares two trained policies, not "
+            "two losses: a different training seed can move a policy as much as the loss does. The per-prompt "
+            "interval in the table is the sampling spread over prompts only. Adding seeds (SEEDS=\"42 123 7\" "
+            f"{POLICY_RECIPE}) would make a test across seeds possible; none is implemented yet.")
+    return (table,), (note,)
 
 
 def _v(f) -> float:
