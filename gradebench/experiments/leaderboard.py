@@ -156,12 +156,20 @@ def policy_rows(results_dir: str | Path, benchmark: str | None = None) -> list[d
             "benchmark": r.benchmark.name,
             "benchmark_fingerprint": r.benchmark.fingerprint,
             "policy": _policy_name(r.policy.path),
-            "objective": r.loss.name if r.loss is not None else _reward_name(r.reward),
+            "objective": _objective(r),
             "seed": r.seed,
             "steps": r.n_steps,
             **{m: r.metrics.get(m) for m in POLICY_METRICS},
         })
     return rows
+
+
+def _objective(r: Any) -> str:
+    """A LiPO record's loss with its list size (``lambdaloss K=3``), else the reward's name."""
+    if r.loss is None:
+        return _reward_name(r.reward)
+    k = (r.options or {}).get("list_size")
+    return r.loss.name if k is None else f"{r.loss.name} K={k}"
 
 
 def _policy_name(path: str) -> str:

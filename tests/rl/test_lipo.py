@@ -289,6 +289,9 @@ def test_policy_records_show_on_the_leaderboard(tiny_gpt2, demo_benchmark, tmp_p
     (row,) = board.policies
     assert (row["id"], row["method"], row["objective"], row["steps"]) == (result.record_id, "lipo", "lambdaloss", 2)
     assert row["kl"] == pytest.approx(result.metrics["kl"])
+    lipo(tiny_gpt2, demo_benchmark, out=tmp_path / "run-k3", steps=2, lr=1e-3, batch_size=4, list_size=3,
+         results_dir=results, seed=1)
+    assert sorted(p["objective"] for p in leaderboard(results).policies) == ["lambdaloss", "lambdaloss K=3"]
     text = board.to_markdown()
     assert "## Policies" in text and "| lipo |" in text
     assert board.to_dict()["policies"] == board.policies
