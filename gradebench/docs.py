@@ -177,6 +177,23 @@ def every_source_table() -> str:
 POLICY_PAIR = ("hashed-mlp + listnet", "hashed-mlp + mse")
 
 
+def reproduction_summary_table() -> str:
+    """The verdict per claim: the summary table of the committed REPRODUCTION.md (a test checks that
+    file is what ``gradebench report`` writes from the committed records)."""
+    path = Path(__file__).resolve().parents[1] / "REPRODUCTION.md"
+    if not path.is_file():
+        return "(run `gradebench report --results-dir leaderboard/results --out REPRODUCTION.md`)"
+    lines = path.read_text(encoding="utf-8").splitlines()
+    rest = lines[lines.index("## Summary") + 1:]
+    n = next(i for i, ln in enumerate(rest) if ln.startswith("|"))
+    table = []
+    for ln in rest[n:]:
+        if not ln.startswith("|"):
+            break
+        table.append(ln)
+    return "\n".join(table)
+
+
 def policy_runs_table() -> str:
     """The judged GRPO runs on esnli-human (recipes/experiments/esnli-human-policy.sh), one row each."""
     from gradebench.experiments.policy_report import policy_rows, runs_table
@@ -208,6 +225,7 @@ BLOCKS = {
     "losses": losses_table,
     "scorers": scorers_table,
     "every-source": every_source_table,
+    "reproduction-summary": reproduction_summary_table,
     "policy-runs": policy_runs_table,
     "policy-paired": policy_paired_table,
     "policy-curves": policy_curves_table,
