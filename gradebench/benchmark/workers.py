@@ -102,15 +102,18 @@ def _make_builder(builder_name: str, recipe_json: str):
     return get_builder(builder_name)(recipe_from_json(recipe_json))
 
 
-def _worker_main(conn: Connection, builder_name: str, recipe_json: str) -> None:
+def _worker_main(conn: Connection, builder_name: str, recipe_json: str, inherited: Sequence[Connection] = ()) -> None:
     """A worker: build each batch that arrives on ``conn`` and send back its result.
 
     A batch arrives as two messages: its number (8 bytes), then ``(units, out_splits)``
     pickled. The answer is ``(seq, True, result)`` or, when the batch raised, ``(seq, False,
     exception)``. An empty message (no more batches) or a closed pipe (the parent is gone)
-    ends the worker.
+    ends the worker. ``inherited``: the parent's ends of the pipes, which a forked worker holds
+    too; closed here, or a worker would never see its pipe close when the parent dies.
     """
     _init_worker()
+    for c in inherited:
+        c.close()
     builder = _make_builder(builder_name, recipe_json)
     while True:
         try:
@@ -220,7 +223,8 @@ def _pooled(ctx: Any, fork: bool, builder_name: str, recipe_json: str, batches: 
                 parent_end, child_end = ctx.Pipe(duplex=True)
                 conns.append(parent_end)
                 try:
-                    proc = ctx.Process(target=_worker_main, args=(child_end, builder_name, recipe_json), daemon=True)
+                    args = (child_end, builder_name, recipe_json, tuple(conns) if fork else ())
+                    proc = ctx.Process(target=_worker_main, args=args, daemon=True)
                     proc.start()
                     procs.append(proc)
                 finally:
