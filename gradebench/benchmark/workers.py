@@ -71,10 +71,22 @@ def _init_worker() -> None:
 
 
 @contextmanager
-def _signals_blocked() -> Iterator[None]:
-    """Block SIGINT/SIGTERM in this thread; processes and threads started inside inherit the mask."""
+def _signals_blocked(forkserver: bool) -> Iterator[None]:
+    """Block SIGINT/SIGTERM in this thread; processes and threads started inside inherit the mask.
+
+    With ``forkserver``, multiprocessing's resource tracker is started first, inside: the
+    forkserver starts it on first use, and it unblocks both signals once it is up
+    (``SIG_UNBLOCK``, not the mask it found), so the forkserver, started next, would run
+    unprotected, and its children (the workers) too until :func:`_init_worker`: a Ctrl-C there
+    was a ``KeyboardInterrupt`` traceback from that process.
+    """
     old = signal.pthread_sigmask(signal.SIG_BLOCK, _POOL_SIGNALS)
     try:
+        if forkserver:
+            from multiprocessing import resource_tracker
+
+            resource_tracker.ensure_running()
+            signal.pthread_sigmask(signal.SIG_BLOCK, _POOL_SIGNALS)
         yield
     finally:
         signal.pthread_sigmask(signal.SIG_SETMASK, old)
@@ -218,7 +230,7 @@ def _pooled(ctx: Any, fork: bool, builder_name: str, recipe_json: str, batches: 
         # leaves a forkserver child reading an unwritten pipe ("EOFError: Ran out of input").
         # The mask is still what the forkserver (started on first use) and forked workers
         # inherit, so none of them can take a signal before _init_worker has set its dispositions.
-        with uninterrupted(), _signals_blocked(), _frozen_heap(fork):
+        with uninterrupted(), _signals_blocked(forkserver=not fork), _frozen_heap(fork):
             for _ in range(workers):
                 parent_end, child_end = ctx.Pipe(duplex=True)
                 conns.append(parent_end)

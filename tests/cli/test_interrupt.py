@@ -272,6 +272,32 @@ def test_group_signal_while_a_worker_starts(tmp_path, monkeypatch, sig):
     assert _group_gone(proc.pid), "worker processes outlived the build"
 
 
+# The group signal lands while the forkserver process starts (this module is its sitecustomize
+# too). The forkserver is started with both signals blocked, which it keeps, and so do the
+# workers it forks until they set their own handlers; but multiprocessing's resource tracker,
+# started just before it, unblocked them in the parent ("SIG_UNBLOCK"): a Ctrl-C then was a
+# KeyboardInterrupt traceback from the forkserver (seen once in 60 random Ctrl-Cs of a real build).
+FORKSERVER_SITECUSTOMIZE = SLOW_SITECUSTOMIZE + textwrap.dedent(
+    """
+    import os, signal, sys
+    if "from multiprocessing.forkserver import main" in " ".join(sys.orig_argv):
+        os.killpg(os.getpgrp(), signal.Signals[os.environ["TEST_SIGNAL"]])
+    """
+)
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_group_signal_while_the_forkserver_starts(tmp_path, monkeypatch, sig):
+    monkeypatch.setenv("TEST_SIGNAL", sig.name)
+    out = tmp_path / "out"
+    proc = _start([sys.executable, "-c", SLOW_BUILD, "build", "demo", "--out", str(out), "--no-validate"],
+                  site=tmp_path / "site", code=FORKSERVER_SITECUSTOMIZE)
+    stdout, stderr = _run_to_end(proc)
+    assert (proc.returncode, stdout, stderr) == (128 + sig, "", INTERRUPTED if sig == signal.SIGINT else TERMINATED)
+    assert _leftovers(out) == []
+    assert _group_gone(proc.pid), "worker processes outlived the build"
+
+
 def test_a_worker_that_dies_is_an_error_not_a_hang(tmp_path):
     """A worker killed (kill -9, out of memory) while the parent writes it a batch: one line, exit 2."""
     out = tmp_path / "out"
