@@ -7,7 +7,10 @@ it reaches ``<point>``:
 
 * ``kill`` (the default): ``os._exit(137)``, as ``kill -9`` would -- no ``finally``, no cleanup,
   locks released by the OS;
-* ``interrupt``: ``KeyboardInterrupt``, as Ctrl-C would -- cleanup handlers run.
+* ``interrupt``: ``KeyboardInterrupt``, as Ctrl-C would -- cleanup handlers run;
+* ``sigint-group`` / ``sigterm-group``: SIGINT (SIGTERM) to the whole process group, as a
+  terminal's Ctrl-C (``kill -- -<pgid>``) would, then carry on if this process survives it --
+  so the signal lands on the parent and every worker while this one is at that exact step.
 
 Example: ``GRADEBENCH_STOP_AT=checkpoint-saving:2 gradebench train ...`` dies while writing its
 second checkpoint (weights written, ``trainer_state.json`` not yet). In-process tests can install
@@ -19,6 +22,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import signal
 from collections.abc import Callable, Iterator
 
 from gradebench.errors import InvalidArgumentError
@@ -35,8 +39,12 @@ POINTS: dict[str, str] = {
     "output-saved": "a run's output (model, policy) is saved into its temp folder, not yet renamed onto its name",
     "output-published": "a run's output is published; its final file (run.json) is not written yet",
     "record-writing": "a record file is written to its temp file, not yet renamed onto its name",
+    "batch-receiving": "a build worker has the number of its next batch, not the batch: the parent is writing it"
+                       " (counted by batch number, across all the workers)",
 }
-HOWS = ("kill", "interrupt")
+HOWS = ("kill", "interrupt", "sigint-group", "sigterm-group")
+#: the signal each group "how" sends
+GROUP_SIGNALS = {"sigint-group": signal.SIGINT, "sigterm-group": signal.SIGTERM}
 
 #: ``handler(point)`` replacing the default reaction (see :func:`stopping_with`)
 Handler = Callable[[str], None]
@@ -52,7 +60,7 @@ def parse(spec: str) -> tuple[str, int, str]:
     parts = spec.strip().split(":")
     name, count, how = parts[0], "1", "kill"
     if len(parts) > 3:
-        raise InvalidArgumentError(f"{ENV}={spec!r} has too many parts", hint="give <point>[:<n>][:kill|interrupt]")
+        raise InvalidArgumentError(f"{ENV}={spec!r} has too many parts", hint=f"give <point>[:<n>][:{'|'.join(HOWS)}]")
     for part in parts[1:]:
         if part in HOWS:
             how = part
@@ -67,8 +75,13 @@ def parse(spec: str) -> tuple[str, int, str]:
     return name, int(count), how
 
 
-def stop_point(name: str) -> None:
-    """Stop here if ``GRADEBENCH_STOP_AT`` names this point and this is its ``n``-th visit."""
+def stop_point(name: str, visit: int | None = None) -> None:
+    """Stop here if ``GRADEBENCH_STOP_AT`` names this point and this is its ``n``-th visit.
+
+    ``visit`` numbers this visit (from 1) where the caller counts better than this process can
+    (a build batch's number, the same whichever worker process gets the batch); by default the
+    process counts its own visits.
+    """
     if name not in POINTS:  # pragma: no cover - a programming error, caught by the tests
         raise InvalidArgumentError(f"unknown stop point {name!r}", hint=f"points: {', '.join(POINTS)}")
     spec = os.environ.get(ENV)
@@ -79,13 +92,15 @@ def stop_point(name: str) -> None:
     target, n, how = parse(spec)
     counts: dict[str, int] = _state["counts"]  # type: ignore[assignment]
     counts[name] = counts.get(name, 0) + 1
-    if name != target or counts[name] != n:
+    if name != target or (counts[name] if visit is None else visit) != n:
         return
     handler: Handler | None = _state["handler"]  # type: ignore[assignment]
     if handler is not None:
         handler(name)
     elif how == "interrupt":
         raise KeyboardInterrupt(f"stopped at {name} ({ENV})")
+    elif how in GROUP_SIGNALS:
+        os.killpg(os.getpgrp(), GROUP_SIGNALS[how])
     else:
         os._exit(KILLED_EXIT)
 
@@ -103,4 +118,4 @@ def stopping_with(handler: Handler) -> Iterator[None]:
         _state["handler"], _state["spec"], _state["counts"] = before, None, {}
 
 
-__all__ = ["ENV", "HOWS", "KILLED_EXIT", "POINTS", "parse", "stop_point", "stopping_with"]
+__all__ = ["ENV", "GROUP_SIGNALS", "HOWS", "KILLED_EXIT", "POINTS", "parse", "stop_point", "stopping_with"]

@@ -13,10 +13,19 @@ nothing, as long as the process runs no other Python thread (one could hold a lo
 then waits on); an unguarded script that runs threads builds in this process, with one
 warning line.
 
-Interruption: workers ignore SIGINT, so a Ctrl-C
-(sent by a terminal to the whole process group) is handled once, in the parent, whose
-exception ends the wait on the pool and terminates it (SIGTERM, at its default action in
-workers, ends them without a traceback).
+Each worker has its own pipe, and this process sends a batch only to a worker that is idle
+(waiting on that pipe), from the calling thread, and reads a result only from a worker that is
+busy with it. There is no ``multiprocessing.Pool``: its shared task pipe and locks let
+``terminate()`` hang (issue 16.6). Its task thread could be writing a multi-megabyte task into
+the pipe after ``terminate()`` had stopped draining it, and was then joined forever; and a
+worker killed by a group SIGTERM while it waited for a task (inside the task pipe's lock) left
+that lock taken, which ``terminate()`` then waited on. Here nothing is shared: a worker that
+dies breaks only its own pipe, which this process sees (an error, never a hang).
+
+Interruption: workers ignore SIGINT, so a Ctrl-C (sent by a terminal to the whole process
+group) is handled once, in the parent, whose exception ends the wait and kills the workers;
+a group SIGTERM ends the workers at its default action, without a traceback. A signal that
+reaches the parent while it starts the workers is held back until they are all started.
 """
 
 from __future__ import annotations
@@ -24,30 +33,36 @@ from __future__ import annotations
 import gc
 import itertools
 import multiprocessing as mp
+import multiprocessing.connection as mp_connection
+import pickle
 import signal
 import sys
 import threading
 import time
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
+from multiprocessing.connection import Connection
 from typing import TYPE_CHECKING, Any
 
 from gradebench.benchmark.tables import lists_to_tables
+from gradebench.benchmark.writer import uninterrupted
+from gradebench.errors import BenchmarkError
 from gradebench.io.gcpause import gc_paused
+from gradebench.stops import stop_point
 
 if TYPE_CHECKING:
     from gradebench.datasets import Builder
 
-#: what a worker must not get from the parent's handlers (see _init_pool_worker)
+#: what a worker must not get from the parent's handlers (see _init_worker)
 _POOL_SIGNALS = {signal.SIGINT, signal.SIGTERM}
 
 Batch = tuple[Sequence[Any], Sequence[str]]
 
 
-def _init_pool_worker() -> None:
-    """Worker start-up: Ctrl-C is the parent's business, SIGTERM (``Pool.terminate``) just ends us.
+def _init_worker() -> None:
+    """Worker start-up: Ctrl-C is the parent's business, SIGTERM just ends us.
 
-    The parent starts the pool with both signals blocked (:func:`_signals_blocked`), so none
+    The parent starts the workers with both signals blocked (:func:`_signals_blocked`), so none
     can reach a worker before these dispositions are set; unblocking delivers any pending.
     """
     signal.signal(signal.SIGINT, signal.SIG_IGN)
@@ -56,10 +71,22 @@ def _init_pool_worker() -> None:
 
 
 @contextmanager
-def _signals_blocked() -> Iterator[None]:
-    """Block SIGINT/SIGTERM in this thread; processes and threads started inside inherit the mask."""
+def _signals_blocked(forkserver: bool) -> Iterator[None]:
+    """Block SIGINT/SIGTERM in this thread; processes and threads started inside inherit the mask.
+
+    With ``forkserver``, multiprocessing's resource tracker is started first, inside: the
+    forkserver starts it on first use, and it unblocks both signals once it is up
+    (``SIG_UNBLOCK``, not the mask it found), so the forkserver, started next, would run
+    unprotected, and its children (the workers) too until :func:`_init_worker`: a Ctrl-C there
+    was a ``KeyboardInterrupt`` traceback from that process.
+    """
     old = signal.pthread_sigmask(signal.SIG_BLOCK, _POOL_SIGNALS)
     try:
+        if forkserver:
+            from multiprocessing import resource_tracker
+
+            resource_tracker.ensure_running()
+            signal.pthread_sigmask(signal.SIG_BLOCK, _POOL_SIGNALS)
         yield
     finally:
         signal.pthread_sigmask(signal.SIG_SETMASK, old)
@@ -87,9 +114,186 @@ def _make_builder(builder_name: str, recipe_json: str):
     return get_builder(builder_name)(recipe_from_json(recipe_json))
 
 
-def _task(args: tuple[str, str, Sequence[Any], Sequence[str]]) -> tuple[dict, dict[str, float]]:
-    builder_name, recipe_json, units, out_splits = args
-    return build_batch(_make_builder(builder_name, recipe_json), units, out_splits)
+def _worker_main(conn: Connection, builder_name: str, recipe_json: str, inherited: Sequence[Connection] = ()) -> None:
+    """A worker: build each batch that arrives on ``conn`` and send back its result.
+
+    A batch arrives as two messages: its number (8 bytes), then ``(units, out_splits)``
+    pickled. The answer is ``(seq, True, result)`` or, when the batch raised, ``(seq, False,
+    exception)``. An empty message (no more batches) or a closed pipe (the parent is gone)
+    ends the worker. ``inherited``: the parent's ends of the pipes, which a forked worker holds
+    too; closed here, or a worker would never see its pipe close when the parent dies.
+    """
+    _init_worker()
+    for c in inherited:
+        c.close()
+    builder = _make_builder(builder_name, recipe_json)
+    while True:
+        try:
+            head = conn.recv_bytes()
+        except (EOFError, OSError):  # the parent is gone
+            return
+        if not head:  # no more batches
+            return
+        seq = int.from_bytes(head, "little")
+        failure: BaseException | None = None
+        try:
+            stop_point("batch-receiving", visit=seq + 1)  # crash tests: a signal while the batch is on its way
+        except Exception as e:  # noqa: BLE001 - a bad GRADEBENCH_STOP_AT: the parent reports it
+            failure = e
+        try:
+            units, out_splits = pickle.loads(conn.recv_bytes())
+        except (EOFError, OSError):
+            return
+        try:
+            if failure is not None:
+                raise failure
+            answer = (seq, True, build_batch(builder, units, out_splits))
+        except BaseException as e:  # noqa: BLE001 - handed to the parent, which raises it
+            answer = (seq, False, e)
+        del units
+        payload = pickle.dumps(answer, protocol=pickle.HIGHEST_PROTOCOL) if answer[1] else _error_payload(answer)
+        del answer
+        try:
+            conn.send_bytes(payload)
+        except OSError:  # the parent is gone
+            return
+
+
+def _error_payload(answer: tuple[int, bool, BaseException]) -> bytes:
+    """The pickled failure, or a RuntimeError with its text when the exception does not round-trip."""
+    seq, _, error = answer
+    try:
+        payload = pickle.dumps(answer, protocol=pickle.HIGHEST_PROTOCOL)
+        pickle.loads(payload)
+        return payload
+    except Exception:  # noqa: BLE001 - e.g. an exception class whose __init__ takes other arguments
+        return pickle.dumps((seq, False, RuntimeError(f"{type(error).__name__}: {error}")))
+
+
+class WorkerDied(BenchmarkError):
+    """A build worker ended without answering (killed, out of memory)."""
+
+
+def _died(proc: Any) -> WorkerDied:
+    proc.join(1)  # it is gone or going: its exit code says how
+    return WorkerDied(f"a build worker ended without answering (exit code {proc.exitcode})",
+                      hint="a negative code is the signal that killed it (-9: perhaps out of memory)")
+
+
+def _pooled(ctx: Any, fork: bool, builder_name: str, recipe_json: str, batches: Iterator[Batch],
+            workers: int) -> Iterator[tuple[dict, dict[str, float]]]:
+    """``run_batches`` over ``workers`` processes: results in batch order, one batch per worker at a time.
+
+    At most ``2 * workers`` batches are taken from ``batches`` ahead of the result the caller
+    waits for, so memory stays bounded when one batch is slow.
+    """
+    procs: list[Any] = []
+    conns: list[Connection] = []
+    busy: dict[int, int] = {}  # worker index -> seq of the batch it holds
+    done: dict[int, tuple[dict, dict[str, float]]] = {}  # results that came back before their turn
+    pending: bytes | None = None  # the next batch, pickled while the workers are busy
+    taken = wanted = 0  # batches taken from `batches`; the seq of the result the caller waits for
+    exhausted = finished = False
+
+    def prepare() -> None:
+        """Pickle the next batch ahead of time (at most ``2 * workers`` ahead of ``wanted``)."""
+        nonlocal pending, taken, exhausted
+        if pending is not None or exhausted or taken - wanted >= 2 * workers:
+            return
+        batch = next(batches, None)
+        if batch is None:
+            exhausted = True
+            return
+        units, splits = batch
+        pending = pickle.dumps((units, splits), protocol=pickle.HIGHEST_PROTOCOL)
+        taken += 1
+
+    def feed(i: int) -> None:
+        """Hand worker ``i`` (idle, so reading its pipe) the prepared batch, if there is one."""
+        nonlocal pending
+        prepare()
+        if pending is not None:
+            seq = taken - 1
+            try:
+                conns[i].send_bytes(seq.to_bytes(8, "little"))
+                conns[i].send_bytes(pending)
+            except OSError:  # EPIPE, ECONNRESET: the worker is gone
+                raise _died(procs[i]) from None
+            busy[i] = seq
+            pending = None
+
+    try:
+        # A signal during start-up waits until every worker is started (uninterrupted):
+        # blocking it in this thread is not enough, as the interpreter runs Python handlers
+        # in the main thread whichever thread the kernel hands the signal to (NumPy's and
+        # Arrow's native threads take it), and a Process.start() cut short by the exception
+        # leaves a forkserver child reading an unwritten pipe ("EOFError: Ran out of input").
+        # The mask is still what the forkserver (started on first use) and forked workers
+        # inherit, so none of them can take a signal before _init_worker has set its dispositions.
+        with uninterrupted(), _signals_blocked(forkserver=not fork), _frozen_heap(fork):
+            for _ in range(workers):
+                parent_end, child_end = ctx.Pipe(duplex=True)
+                conns.append(parent_end)
+                try:
+                    args = (child_end, builder_name, recipe_json, tuple(conns) if fork else ())
+                    proc = ctx.Process(target=_worker_main, args=args, daemon=True)
+                    proc.start()
+                    procs.append(proc)
+                finally:
+                    child_end.close()
+        for i in range(workers):
+            feed(i)
+        while busy or wanted in done:
+            if wanted in done:
+                result = done.pop(wanted)
+                wanted += 1
+                for i in range(workers):
+                    if i not in busy:
+                        feed(i)
+                yield result
+                continue
+            prepare()  # while the workers are busy
+            for conn in mp_connection.wait([conns[i] for i in busy]):
+                i = conns.index(conn)
+                try:
+                    message = conn.recv_bytes()
+                except (EOFError, OSError):
+                    raise _died(procs[i]) from None
+                del busy[i]
+                feed(i)  # the worker gets its next batch before this one's result is unpickled
+                seq, ok, value = pickle.loads(message)
+                del message
+                if not ok:
+                    raise value
+                done[seq] = value
+        finished = True
+    finally:
+        with uninterrupted():  # a second Ctrl-C cannot leave workers behind
+            _stop(procs, conns, gracefully=finished)
+
+
+def _stop(procs: Sequence[Any], conns: Sequence[Connection], *, gracefully: bool) -> None:
+    """End the workers. ``gracefully`` (every batch answered, so every worker idle): each is told
+    there is no more work and leaves. Otherwise (an error, a signal, a caller that stopped early)
+    they are killed first, as nothing they hold needs cleaning up, and their pipes closed after,
+    so none writes to a closed pipe on the way out.
+    """
+    if gracefully:
+        for conn in conns:
+            try:
+                conn.send_bytes(b"")
+            except OSError:
+                pass
+    else:
+        for proc in procs:
+            proc.kill()
+    for proc in procs:
+        proc.join(30 if gracefully else None)
+        if proc.exitcode is None:  # pragma: no cover - an idle worker that did not leave
+            proc.kill()
+            proc.join()
+    for conn in conns:
+        conn.close()
 
 
 def run_batches(
@@ -112,17 +316,7 @@ def run_batches(
         sys.stderr.write(SERIAL_WARNING)
         yield from run_batches(builder_name, recipe_json, batches, 1)
         return
-    ctx = mp.get_context(method)
-    pool = None
-    try:
-        with _signals_blocked(), _frozen_heap(method == "fork"):
-            pool = ctx.Pool(workers, initializer=_init_pool_worker)
-        tasks = ((builder_name, recipe_json, units, splits) for units, splits in batches)
-        yield from pool.imap(_task, tasks, chunksize=1)
-    finally:
-        if pool is not None:
-            pool.terminate()
-            pool.join()
+    yield from _pooled(mp.get_context(method), method == "fork", builder_name, recipe_json, batches, workers)
 
 
 SERIAL_WARNING = (

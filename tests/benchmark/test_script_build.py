@@ -10,9 +10,11 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import signal
 import subprocess
 import sys
 import textwrap
+import time
 from pathlib import Path
 
 import pytest
@@ -90,3 +92,58 @@ def test_main_guard_detection(tmp_path):
     ]:
         script.write_text(text)
         assert _has_main_guard(str(script)) is expected, text
+
+
+# The build's process is killed (kill -9) while both workers wait for their next batch.
+ORPHANS = """
+import os, signal, sys, threading, time
+import gradebench.benchmark.workers as workers
+from gradebench.recipes.loader import load_recipe
+
+if {thread}:  # with a main guard, a thread makes it the forkserver
+    threading.Thread(target=time.sleep, args=(60,), daemon=True).start()
+
+def batches():
+    yield [], []
+    yield [], []
+    print(*[c.pid for c in __import__("multiprocessing").active_children()], flush=True)
+    os.kill(os.getpid(), signal.SIGKILL)
+    yield [], []
+
+{guard}
+{indent}print(workers.start_method(), flush=True)
+{indent}for _ in workers.run_batches("esnli", load_recipe("esnli").model_dump_json(), batches(), 2):
+{indent}    pass
+"""
+
+
+@pytest.mark.parametrize(("guard", "method"), [(False, "fork"), (True, "forkserver")])
+def test_workers_leave_when_the_build_is_killed(tmp_path, guard, method):
+    """A forked worker holds copies of the parent's ends of the pipes: it closes them, or it would
+    wait for a batch forever once the parent is gone."""
+    script = tmp_path / "orphans.py"
+    script.write_text(textwrap.dedent(ORPHANS).format(
+        thread=guard, guard='if __name__ == "__main__":' if guard else "", indent="    " if guard else ""))
+    env = {**os.environ, "PYTHONPATH": str(REPO), "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1"}
+    proc = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, text=True, env=env, cwd=tmp_path)
+    with proc:
+        first, second = proc.stdout.readline().strip(), proc.stdout.readline()
+        assert proc.wait(timeout=300) == -9
+        pids = [int(p) for p in second.split()]
+        deadline = time.monotonic() + 60  # a bound on a hang, not a timing
+        while time.monotonic() < deadline and any(_alive(p) for p in pids):
+            time.sleep(0.05)
+        alive = [p for p in pids if _alive(p)]
+        for p in alive:
+            os.kill(p, signal.SIGKILL)
+    assert first == method
+    assert len(pids) >= 2
+    assert alive == [], "workers outlived the build"
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False

@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from gradebench.benchmark.writer import BenchmarkWriter
+from gradebench.stops import ENV
 from tests.conftest import REPO, shared_data
 
 INTERRUPTED = "gradebench: interrupted; nothing was left half-written\n"
@@ -48,11 +49,17 @@ def _leftovers(out: Path) -> list[Path]:
     return [p for p in out.rglob("*") if p.is_file() or "incomplete" in p.name or (p / "manifest.json").exists()]
 
 
-def _start(argv: list[str], site: Path | None = None) -> subprocess.Popen:
-    env = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1"}
+def _start(argv: list[str], site: Path | None = None, code: str = SLOW_SITECUSTOMIZE,
+           stop_at: str | None = None) -> subprocess.Popen:
+    """Start ``argv`` in its own process group; ``site`` gets ``code`` as its sitecustomize
+    (on the PYTHONPATH of every interpreter of the build); ``stop_at`` is its GRADEBENCH_STOP_AT."""
+    env = {k: v for k, v in os.environ.items() if k != ENV}
+    env.update({"HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1"})
+    if stop_at is not None:
+        env[ENV] = stop_at
     if site is not None:
         site.mkdir(parents=True, exist_ok=True)
-        (site / "sitecustomize.py").write_text(SLOW_SITECUSTOMIZE, encoding="utf-8")
+        (site / "sitecustomize.py").write_text(code, encoding="utf-8")
         env["PYTHONPATH"] = os.pathsep.join([str(site), str(REPO)])
     # own session = own process group, like a shell job; killpg then mimics Ctrl-C in a terminal
     return subprocess.Popen(argv, cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
@@ -150,6 +157,156 @@ def test_signal_during_pooled_build(tmp_path, sig, to_group, code, line):
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)
     assert (proc.returncode, stdout, stderr) == (code, "", line)
+    assert _leftovers(out) == []
+    assert _group_gone(proc.pid), "worker processes outlived the build"
+
+
+# Issue 16.6: batches of several megabytes (the first unit of each carries a 4 MiB payload) and
+# workers that take a minute per batch. The group signal is sent by the build itself, at a
+# named step, so the tests wait on no clock: only `communicate(timeout=...)` bounds a hang.
+BIG_SITECUSTOMIZE = SLOW_SITECUSTOMIZE + textwrap.dedent(
+    """
+    import os, signal
+    _batches = p._batches
+    SIGNAL_AT = int(os.environ.get("TEST_SIGNAL_AT_BATCH", "-1"))
+    SIGNAL = signal.Signals[os.environ.get("TEST_SIGNAL", "SIGINT")]
+
+    class SignalWhilePickled:
+        \"\"\"Sends the group signal while the parent pickles its batch for a worker, in whichever
+        thread does that; then gives the parent's main thread time to stop the workers before
+        the batch is written (multiprocessing.Pool's task thread then wrote it into a pipe no
+        one read, and terminate() joined that thread forever).\"\"\"
+        def __reduce__(self):
+            os.killpg(os.getpgrp(), SIGNAL)
+            time.sleep(2)
+            return (str, ("x" * (4 << 20),))
+
+    def _big(*args, **kwargs):
+        for k, (units, splits) in enumerate(_batches(*args, **kwargs)):
+            payload = SignalWhilePickled() if k == SIGNAL_AT else "x" * (4 << 20)
+            yield [(u, payload if j == 0 else "") for j, u in enumerate(units)], splits
+    p._batches = _big
+
+    def _slow_big(builder, units, splits):
+        time.sleep(60)
+        return _orig(builder, [u for u, _ in units], splits)
+    w.build_batch = _slow_big
+    """
+)
+
+
+def _run_to_end(proc: subprocess.Popen, timeout: float = 60) -> tuple[str, str]:
+    """The output of a build that ends by itself; one still running after ``timeout`` hangs."""
+    try:
+        return proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        stdout, stderr = proc.communicate()
+        pytest.fail(f"the build hung (killed after {timeout} s); stderr: {stderr[-2000:]}")
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+
+
+@pytest.mark.parametrize(("how", "code", "line"), [("sigint-group", 130, INTERRUPTED),
+                                                   ("sigterm-group", 143, TERMINATED)])
+def test_group_signal_while_a_worker_reads_a_multi_megabyte_batch(tmp_path, how, code, line):
+    """The second worker has the number of its batch and is about to read the batch, which the
+    parent is writing (4 MiB: more than the pipe holds) when the whole group gets the signal.
+    SIGINT: the workers ignore it and the parent stops them; SIGTERM kills the reader half-way."""
+    out = tmp_path / "out"
+    proc = _start([sys.executable, "-c", SLOW_BUILD, "build", "demo", "--out", str(out), "--no-validate"],
+                  site=tmp_path / "site", code=BIG_SITECUSTOMIZE, stop_at=f"batch-receiving:2:{how}")
+    stdout, stderr = _run_to_end(proc)
+    assert (proc.returncode, stdout, stderr) == (code, "", line)
+    assert _leftovers(out) == []
+    assert _group_gone(proc.pid), "worker processes outlived the build"
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_group_signal_while_a_multi_megabyte_batch_is_handed_over(tmp_path, monkeypatch, sig):
+    """The hang of issue 16.6 (once in ~60 Ctrl-Cs): the signal lands while the parent pickles
+    the third batch, the first two workers busy. With multiprocessing.Pool this hung for good."""
+    monkeypatch.setenv("TEST_SIGNAL_AT_BATCH", "2")
+    monkeypatch.setenv("TEST_SIGNAL", sig.name)
+    out = tmp_path / "out"
+    proc = _start([sys.executable, "-c", SLOW_BUILD, "build", "demo", "--out", str(out), "--no-validate"],
+                  site=tmp_path / "site", code=BIG_SITECUSTOMIZE)
+    stdout, stderr = _run_to_end(proc)
+    assert (proc.returncode, stdout, stderr) == (128 + sig, "", INTERRUPTED if sig == signal.SIGINT else TERMINATED)
+    assert _leftovers(out) == []
+    assert _group_gone(proc.pid), "worker processes outlived the build"
+
+
+# The group signal lands inside the parent's Process.start() of the second worker, after the
+# forkserver has forked it and before the parent has written what it must run. Blocking the
+# signal in the main thread does not hold back the Python handler (another thread takes the
+# signal, the main thread runs the handler); an exception there left the new child reading an
+# empty pipe: a stray "EOFError: Ran out of input" traceback on stderr.
+STARTUP_SITECUSTOMIZE = SLOW_SITECUSTOMIZE + textwrap.dedent(
+    """
+    import os, signal
+    import multiprocessing.forkserver as fs
+    _connect = fs.connect_to_new_process
+    _calls = []
+    def _connect_and_signal(fds):
+        fds = _connect(fds)
+        _calls.append(1)
+        if len(_calls) == 2:
+            os.killpg(os.getpgrp(), signal.Signals[os.environ["TEST_SIGNAL"]])
+        return fds
+    fs.connect_to_new_process = _connect_and_signal
+    """
+)
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_group_signal_while_a_worker_starts(tmp_path, monkeypatch, sig):
+    monkeypatch.setenv("TEST_SIGNAL", sig.name)
+    out = tmp_path / "out"
+    proc = _start([sys.executable, "-c", SLOW_BUILD, "build", "demo", "--out", str(out), "--no-validate"],
+                  site=tmp_path / "site", code=STARTUP_SITECUSTOMIZE)
+    stdout, stderr = _run_to_end(proc)
+    assert (proc.returncode, stdout, stderr) == (128 + sig, "", INTERRUPTED if sig == signal.SIGINT else TERMINATED)
+    assert _leftovers(out) == []
+    assert _group_gone(proc.pid), "worker processes outlived the build"
+
+
+# The group signal lands while the forkserver process starts (this module is its sitecustomize
+# too). The forkserver is started with both signals blocked, which it keeps, and so do the
+# workers it forks until they set their own handlers; but multiprocessing's resource tracker,
+# started just before it, unblocked them in the parent ("SIG_UNBLOCK"): a Ctrl-C then was a
+# KeyboardInterrupt traceback from the forkserver (seen once in 60 random Ctrl-Cs of a real build).
+FORKSERVER_SITECUSTOMIZE = SLOW_SITECUSTOMIZE + textwrap.dedent(
+    """
+    import os, signal, sys
+    if "from multiprocessing.forkserver import main" in " ".join(sys.orig_argv):
+        os.killpg(os.getpgrp(), signal.Signals[os.environ["TEST_SIGNAL"]])
+    """
+)
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_group_signal_while_the_forkserver_starts(tmp_path, monkeypatch, sig):
+    monkeypatch.setenv("TEST_SIGNAL", sig.name)
+    out = tmp_path / "out"
+    proc = _start([sys.executable, "-c", SLOW_BUILD, "build", "demo", "--out", str(out), "--no-validate"],
+                  site=tmp_path / "site", code=FORKSERVER_SITECUSTOMIZE)
+    stdout, stderr = _run_to_end(proc)
+    assert (proc.returncode, stdout, stderr) == (128 + sig, "", INTERRUPTED if sig == signal.SIGINT else TERMINATED)
+    assert _leftovers(out) == []
+    assert _group_gone(proc.pid), "worker processes outlived the build"
+
+
+def test_a_worker_that_dies_is_an_error_not_a_hang(tmp_path):
+    """A worker killed (kill -9, out of memory) while the parent writes it a batch: one line, exit 2."""
+    out = tmp_path / "out"
+    proc = _start([sys.executable, "-c", SLOW_BUILD, "build", "demo", "--out", str(out), "--no-validate"],
+                  site=tmp_path / "site", code=BIG_SITECUSTOMIZE, stop_at="batch-receiving:2:kill")
+    stdout, stderr = _run_to_end(proc)
+    assert (proc.returncode, stdout) == (2, "")
+    assert stderr.startswith("gradebench: error: a build worker ended without answering (exit code 137)"), stderr
+    assert stderr.count("\n") == 1, stderr
     assert _leftovers(out) == []
     assert _group_gone(proc.pid), "worker processes outlived the build"
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 
@@ -49,6 +50,36 @@ def test_interrupt_raises_keyboard_interrupt_and_a_typo_is_an_error(monkeypatch)
     monkeypatch.setenv(stops.ENV, "run-begn")
     with pytest.raises(InvalidArgumentError, match="run-begn"):  # not a silent no-op
         stops.stop_point("run-begun")
+
+
+def test_a_caller_may_number_the_visits(monkeypatch):
+    """``visit=``: the batch number decides, not how many batches this process has seen."""
+    seen = []
+    monkeypatch.setenv(stops.ENV, "batch-receiving:2:sigterm-group")
+    assert stops.parse("batch-receiving:2:sigterm-group") == ("batch-receiving", 2, "sigterm-group")
+    with stops.stopping_with(seen.append):
+        stops.stop_point("batch-receiving", visit=1)
+        stops.stop_point("batch-receiving", visit=3)
+        assert seen == []
+        stops.stop_point("batch-receiving", visit=2)  # this process's first visit, but batch 2
+    assert seen == ["batch-receiving"]
+
+
+@pytest.mark.parametrize(("how", "sig"), [("sigint-group", "SIGINT"), ("sigterm-group", "SIGTERM")])
+def test_a_group_signal_reaches_every_process_of_the_group(tmp_path, how, sig):
+    """The stopping process and its child both get the signal (as from a terminal), and it carries on."""
+    code = (
+        "import signal, subprocess, sys, time\nfrom gradebench.stops import stop_point\n"
+        f"got = []\nsignal.signal(signal.{sig}, lambda s, f: got.append(s))\n"
+        f"child = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)'])\n"
+        "stop_point('run-begun')\n"
+        "child.wait(timeout=30)\n"
+        "print(got == [signal." + sig + "], child.returncode)\n"
+    )
+    env = {**os.environ, stops.ENV: f"run-begun:{how}", "PYTHONPATH": str(REPO)}
+    done = subprocess.run([sys.executable, "-c", code], env=env, cwd=REPO, capture_output=True, text=True,
+                          start_new_session=True, timeout=60)
+    assert (done.returncode, done.stdout) == (0, f"True {-getattr(signal, sig)}\n"), done.stderr
 
 
 def test_kill_exits_137_without_cleanup(tmp_path):
