@@ -100,7 +100,8 @@ def staging(recipe_dir: Path) -> Staging:
 
 @contextmanager
 def uninterrupted() -> Iterator[None]:
-    """Hold SIGINT/SIGTERM back for the few milliseconds of a rename pair or a cleanup.
+    """Hold SIGINT/SIGTERM back for the few milliseconds of a rename pair or a cleanup (or the
+    start of the build workers, up to a second when the forkserver starts too).
 
     A Ctrl-C that lands inside is delivered when the block ends, so it is never lost, but it
     cannot leave a half-deleted temporary folder or a target renamed away. Only the main
