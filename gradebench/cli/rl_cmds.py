@@ -131,7 +131,7 @@ def lipo(
     loss_param: Annotated[Optional[list[str]], typer.Option("--loss-param", help="loss parameter key=value", show_default="the loss's")] = None,
     judge: Annotated[Optional[Path], typer.Option(
         help="a held-out judge: an exported reward folder; scores the policy's completions of held-out prompts "
-             "before and after training, with the held-out pair accuracy")] = None,
+             "before and after training, with the held-out pair accuracy", show_default="none")] = None,
     judge_split: Annotated[str, typer.Option(help="split of the judge's held-out prompts")] = "validation",
     judge_queries: Annotated[int, typer.Option(help="held-out prompts (the split's first N)")] = 200,
     judge_samples: Annotated[int, typer.Option(help="completions sampled per held-out prompt")] = 2,

@@ -49,6 +49,16 @@ def _leftovers(out: Path) -> list[Path]:
     return [p for p in out.rglob("*") if p.is_file() or "incomplete" in p.name or (p / "manifest.json").exists()]
 
 
+@pytest.fixture(autouse=True)
+def _sigint_handled():
+    """Python's own Ctrl-C handler in this process for the in-process cases (see _default_sigint)."""
+    before = signal.getsignal(signal.SIGINT)
+    if before is signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, before)
+
+
 def _start(argv: list[str], site: Path | None = None, code: str = SLOW_SITECUSTOMIZE,
            stop_at: str | None = None) -> subprocess.Popen:
     """Start ``argv`` in its own process group; ``site`` gets ``code`` as its sitecustomize
@@ -61,9 +71,16 @@ def _start(argv: list[str], site: Path | None = None, code: str = SLOW_SITECUSTO
         site.mkdir(parents=True, exist_ok=True)
         (site / "sitecustomize.py").write_text(code, encoding="utf-8")
         env["PYTHONPATH"] = os.pathsep.join([str(site), str(REPO)])
-    # own session = own process group, like a shell job; killpg then mimics Ctrl-C in a terminal
+    # own session = own process group, like a shell job; killpg then mimics Ctrl-C in a terminal.
+    # SIGINT at its default in the child: a runner started in the background by a shell without job
+    # control (`cmd &`, nohup) ignores SIGINT, and an ignored SIGINT is inherited (Python then keeps
+    # it ignored, as it should for a nohup'ed job), which would turn every Ctrl-C case into a no-op
     return subprocess.Popen(argv, cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            start_new_session=True)
+                            start_new_session=True, preexec_fn=_default_sigint)
+
+
+def _default_sigint() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def _wait_for_incomplete(proc: subprocess.Popen, out: Path, timeout: float = 60) -> bool:
