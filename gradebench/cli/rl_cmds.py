@@ -31,6 +31,9 @@ _benchmark = typer.Option(help="a benchmark folder written by `gradebench build`
 _out = typer.Option(help="run folder to write (the trained policy goes to OUT/policy)")
 _reward = typer.Option(help="an exported reward folder (`gradebench export-reward`) or a training run folder")
 _results_dir = typer.Option("--results-dir", help="root of the result records (the policy record goes there)")
+_judge_split = typer.Option(help="split of the judge's held-out prompts")
+_judge_queries = typer.Option(help="held-out prompts (the split's first N)")
+_judge_samples = typer.Option(help="completions sampled per held-out prompt")
 _json = typer.Option("--json", help="print the result as JSON")
 
 
@@ -132,9 +135,9 @@ def lipo(
     judge: Annotated[Optional[Path], typer.Option(
         help="a held-out judge: an exported reward folder; scores the policy's completions of held-out prompts "
              "before and after training, with the held-out pair accuracy", show_default="none")] = None,
-    judge_split: Annotated[str, typer.Option(help="split of the judge's held-out prompts")] = "validation",
-    judge_queries: Annotated[int, typer.Option(help="held-out prompts (the split's first N)")] = 200,
-    judge_samples: Annotated[int, typer.Option(help="completions sampled per held-out prompt")] = 2,
+    judge_split: Annotated[str, _judge_split] = "validation",
+    judge_queries: Annotated[int, _judge_queries] = 200,
+    judge_samples: Annotated[int, _judge_samples] = 2,
     results_dir: Annotated[Path, _results_dir] = DEFAULT_RESULTS_DIR,
     as_json: Annotated[bool, _json] = False,
     **options: Any,
@@ -180,9 +183,9 @@ def grpo(
     judge: Annotated[Optional[Path], typer.Option(
         help="a held-out judge: an exported reward folder that is not --reward; logs the advantage "
              "signal per step and scores held-out completions before and after", show_default="none")] = None,
-    judge_split: Annotated[str, typer.Option(help="split of the judge's held-out prompts")] = "validation",
-    judge_queries: Annotated[int, typer.Option(help="held-out prompts (the split's first N)")] = 200,
-    judge_samples: Annotated[int, typer.Option(help="completions sampled per held-out prompt")] = 2,
+    judge_split: Annotated[str, _judge_split] = "validation",
+    judge_queries: Annotated[int, _judge_queries] = 200,
+    judge_samples: Annotated[int, _judge_samples] = 2,
     results_dir: Annotated[Path, _results_dir] = DEFAULT_RESULTS_DIR,
     as_json: Annotated[bool, _json] = False,
     **options: Any,

@@ -240,19 +240,25 @@ def test_group_signal_while_a_worker_reads_a_multi_megabyte_batch(tmp_path, how,
     assert _group_gone(proc.pid), "worker processes outlived the build"
 
 
+def _assert_interrupted_cleanly(tmp_path: Path, code: str, sig: signal.Signals) -> None:
+    """A demo build with ``code`` as its sitecustomize ends as interrupted by ``sig``: the one line,
+    128 + signal, nothing left in its output folder, no process of its group left."""
+    out = tmp_path / "out"
+    proc = _start([sys.executable, "-c", SLOW_BUILD, "build", "demo", "--out", str(out), "--no-validate"],
+                  site=tmp_path / "site", code=code)
+    stdout, stderr = _run_to_end(proc)
+    assert (proc.returncode, stdout, stderr) == (128 + sig, "", INTERRUPTED if sig == signal.SIGINT else TERMINATED)
+    assert _leftovers(out) == []
+    assert _group_gone(proc.pid), "worker processes outlived the build"
+
+
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
 def test_group_signal_while_a_multi_megabyte_batch_is_handed_over(tmp_path, monkeypatch, sig):
     """The hang of issue 16.6 (once in ~60 Ctrl-Cs): the signal lands while the parent pickles
     the third batch, the first two workers busy. With multiprocessing.Pool this hung for good."""
     monkeypatch.setenv("TEST_SIGNAL_AT_BATCH", "2")
     monkeypatch.setenv("TEST_SIGNAL", sig.name)
-    out = tmp_path / "out"
-    proc = _start([sys.executable, "-c", SLOW_BUILD, "build", "demo", "--out", str(out), "--no-validate"],
-                  site=tmp_path / "site", code=BIG_SITECUSTOMIZE)
-    stdout, stderr = _run_to_end(proc)
-    assert (proc.returncode, stdout, stderr) == (128 + sig, "", INTERRUPTED if sig == signal.SIGINT else TERMINATED)
-    assert _leftovers(out) == []
-    assert _group_gone(proc.pid), "worker processes outlived the build"
+    _assert_interrupted_cleanly(tmp_path, BIG_SITECUSTOMIZE, sig)
 
 
 # The group signal lands inside the parent's Process.start() of the second worker, after the
@@ -280,13 +286,7 @@ STARTUP_SITECUSTOMIZE = SLOW_SITECUSTOMIZE + textwrap.dedent(
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
 def test_group_signal_while_a_worker_starts(tmp_path, monkeypatch, sig):
     monkeypatch.setenv("TEST_SIGNAL", sig.name)
-    out = tmp_path / "out"
-    proc = _start([sys.executable, "-c", SLOW_BUILD, "build", "demo", "--out", str(out), "--no-validate"],
-                  site=tmp_path / "site", code=STARTUP_SITECUSTOMIZE)
-    stdout, stderr = _run_to_end(proc)
-    assert (proc.returncode, stdout, stderr) == (128 + sig, "", INTERRUPTED if sig == signal.SIGINT else TERMINATED)
-    assert _leftovers(out) == []
-    assert _group_gone(proc.pid), "worker processes outlived the build"
+    _assert_interrupted_cleanly(tmp_path, STARTUP_SITECUSTOMIZE, sig)
 
 
 # The group signal lands while the forkserver process starts (this module is its sitecustomize
@@ -306,13 +306,7 @@ FORKSERVER_SITECUSTOMIZE = SLOW_SITECUSTOMIZE + textwrap.dedent(
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
 def test_group_signal_while_the_forkserver_starts(tmp_path, monkeypatch, sig):
     monkeypatch.setenv("TEST_SIGNAL", sig.name)
-    out = tmp_path / "out"
-    proc = _start([sys.executable, "-c", SLOW_BUILD, "build", "demo", "--out", str(out), "--no-validate"],
-                  site=tmp_path / "site", code=FORKSERVER_SITECUSTOMIZE)
-    stdout, stderr = _run_to_end(proc)
-    assert (proc.returncode, stdout, stderr) == (128 + sig, "", INTERRUPTED if sig == signal.SIGINT else TERMINATED)
-    assert _leftovers(out) == []
-    assert _group_gone(proc.pid), "worker processes outlived the build"
+    _assert_interrupted_cleanly(tmp_path, FORKSERVER_SITECUSTOMIZE, sig)
 
 
 def test_a_worker_that_dies_is_an_error_not_a_hang(tmp_path):
