@@ -8,25 +8,7 @@ import numpy as np
 import pyarrow as pa
 
 from gradebench.benchmark.summary import RowFeatures
-from gradebench.datasets.base import Column, GradedList
-from gradebench.errors import BenchmarkError
-from gradebench.words import words
-
-
-def _check(gl: GradedList, columns: Sequence[Column]) -> None:
-    n = len(gl.candidates)
-    for name in ("candidate_ids", "scores", "relevance"):
-        if len(getattr(gl, name)) != n:
-            raise BenchmarkError(f"list {gl.query_id}: {name} has {len(getattr(gl, name))} entries for {n} candidates",
-                                 hint="a bug in the builder: every per-candidate field needs one entry per candidate")
-    n_q = sum(c.level == "query" for c in columns)
-    n_c = len(columns) - n_q
-    if len(gl.query_extra) != n_q or len(gl.candidate_extra) != n_c:
-        raise BenchmarkError(
-            f"list {gl.query_id}: {len(gl.query_extra)} query and {len(gl.candidate_extra)} candidate extra values, "
-            f"but the builder declares {n_q} and {n_c} columns",
-            hint="a bug in the builder: query_extra/candidate_extra must follow its declared columns",
-        )
+from gradebench.datasets.base import Column, GradedColumns, GradedList
 
 
 def lists_to_tables(
@@ -35,64 +17,73 @@ def lists_to_tables(
     out_splits: Sequence[str],
     stat_columns: Sequence[str] = (),
 ) -> dict[str, tuple[pa.Table, RowFeatures]]:
-    """Rows of a batch of lists, grouped by output split (input order kept).
+    """Rows of a batch of lists, grouped by output split (input order kept); see :func:`columns_to_tables`."""
+    return columns_to_tables(columns, GradedColumns.from_lists(lists, columns), out_splits, stat_columns)
 
+
+def columns_to_tables(
+    columns: Sequence[Column],
+    batch: GradedColumns,
+    out_splits: Sequence[str],
+    stat_columns: Sequence[str] = (),
+) -> dict[str, tuple[pa.Table, RowFeatures]]:
+    """The rows of a batch in columns, one table per output split (input order kept).
+
+    Each column is converted to Arrow once for the whole batch; a batch that spans several
+    output splits (``--resplit``) is then cut with one ``take`` per split.
     ``stat_columns``: numeric query-level columns whose values are kept for the build stats.
     """
-    by_split: dict[str, list[GradedList]] = {}
-    for gl, split in zip(lists, out_splits, strict=True):
-        _check(gl, columns)
-        by_split.setdefault(split, []).append(gl)
+    if len(out_splits) != len(batch.query_ids):
+        raise ValueError(f"{len(out_splits)} output splits for {len(batch.query_ids)} queries")
     q_cols = [c for c in columns if c.level == "query"]
     c_cols = [c for c in columns if c.level == "candidate"]
+    counts = np.asarray(batch.counts, dtype=np.int64)
+    q_arrays = {
+        "query_id": pa.array(batch.query_ids, pa.string()),
+        "query": pa.array(batch.queries, pa.string()),
+        **{c.name: pa.array(values, c.type) for c, values in zip(q_cols, batch.query_extra)},
+    }
+    score = np.asarray(batch.scores, dtype=np.float64)
+    c_arrays = {
+        "candidate_id": pa.array(batch.candidate_ids, pa.string()),
+        "candidate": pa.array(batch.candidates, pa.string()),
+        "score": pa.array(score, pa.float64()),
+        "relevance": pa.array(batch.relevance, pa.int16()),
+        "tier": pa.array(batch.tiers, pa.string()),
+        **{c.name: pa.array(values, c.type) for c, values in zip(c_cols, batch.candidate_extra)},
+    }
+    feats = {
+        "score": score,
+        "relevance": np.asarray(batch.relevance, dtype=np.int16),
+        "tier": np.asarray(batch.tiers, dtype=object),
+        "human": np.asarray(batch.human, dtype=np.int8),
+        "n_words": np.asarray(batch.n_words, dtype=np.int32),
+        "overlap": np.asarray(batch.overlap, dtype=np.float64),
+    }
+    q_index = {c.name: i for i, c in enumerate(q_cols)}
+    stat_values = {name: np.asarray(batch.query_extra[q_index[name]], dtype=np.float64) for name in stat_columns}
+    names = list(dict.fromkeys(out_splits))
+    of_query = np.asarray([names.index(s) for s in out_splits] if len(names) > 1 else [0] * len(out_splits))
     out = {}
-    for split, gls in by_split.items():
-        counts = [len(g.candidates) for g in gls]
-        take = pa.array(np.repeat(np.arange(len(gls)), counts))
-        cid, text, score, rel, tier = [], [], [], [], []
-        cand_extra: list[list] = [[] for _ in c_cols]
-        n_words, overlap, human = [], [], []
-        for g in gls:
-            cid += g.candidate_ids
-            text += g.candidates
-            score += g.scores
-            rel += g.relevance
-            tier += g.tiers if g.tiers is not None else [None] * len(g.candidates)
-            for col, values in zip(cand_extra, g.candidate_extra):
-                col += values
-            measured = g.measured or {}
-            vocab = None
-            for t in g.candidates:
-                m = measured.get(t)
-                if m is None:
-                    if vocab is None:
-                        vocab = g.vocab if g.vocab is not None else frozenset(words(g.query))
-                    w = words(t)
-                    m = len(w), (len(vocab.intersection(w)) / len(vocab) if vocab else 0.0)
-                n_words.append(m[0])
-                overlap.append(m[1])
-            human += [-1] * len(g.candidates) if g.human is None else [int(bool(h)) for h in g.human]
-        data = {
-            "query_id": pa.array([g.query_id for g in gls], pa.string()).take(take),
-            "query": pa.array([g.query for g in gls], pa.string()).take(take),
-            "candidate_id": pa.array(cid, pa.string()),
-            "candidate": pa.array(text, pa.string()),
-            "score": pa.array(score, pa.float64()),
-            "relevance": pa.array(rel, pa.int16()),
-            "tier": pa.array(tier, pa.string()),
-            "split": pa.array([split] * len(cid), pa.string()),
-        }
-        q_index = {c.name: i for i, c in enumerate(q_cols)}
-        c_values = {c.name: values for c, values in zip(c_cols, cand_extra)}
+    for k, split in enumerate(names):
+        whole = len(names) == 1
+        q_take = None if whole else np.flatnonzero(of_query == k)
+        r_take = None if whole else np.flatnonzero(np.repeat(of_query == k, counts))
+        q_counts = counts if whole else counts[q_take]
+        q_rows = np.repeat(np.arange(q_counts.shape[0]) if whole else q_take, q_counts)
+        n_rows = int(q_counts.sum())
+        data = {}
+        for name in ("query_id", "query"):
+            data[name] = q_arrays[name].take(q_rows)
+        for name in ("candidate_id", "candidate", "score", "relevance", "tier"):
+            data[name] = c_arrays[name] if whole else c_arrays[name].take(r_take)
+        data["split"] = pa.array([split] * n_rows, pa.string())
         for c in columns:  # declared order
             if c.level == "query":
-                data[c.name] = pa.array([g.query_extra[q_index[c.name]] for g in gls], c.type).take(take)
+                data[c.name] = q_arrays[c.name].take(q_rows)
             else:
-                data[c.name] = pa.array(c_values[c.name], c.type)
-        stat_values = {
-            name: np.asarray([g.query_extra[q_index[name]] for g in gls], dtype=np.float64)
-            for name in stat_columns
-        }
-        feats = RowFeatures.from_rows(counts, score, rel, tier, human, n_words, overlap, stat_values)
-        out[split] = (pa.table(data), feats)
+                data[c.name] = c_arrays[c.name] if whole else c_arrays[c.name].take(r_take)
+        part = {f: v if whole else v[r_take] for f, v in feats.items()}
+        values = {n: v if whole else v[q_take] for n, v in stat_values.items()}
+        out[split] = (pa.table(data), RowFeatures(counts=q_counts, query_values=values, **part))
     return out

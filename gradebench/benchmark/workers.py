@@ -44,7 +44,7 @@ from contextlib import contextmanager
 from multiprocessing.connection import Connection
 from typing import TYPE_CHECKING, Any
 
-from gradebench.benchmark.tables import lists_to_tables
+from gradebench.benchmark.tables import columns_to_tables
 from gradebench.benchmark.writer import uninterrupted
 from gradebench.errors import BenchmarkError
 from gradebench.io.gcpause import gc_paused
@@ -101,9 +101,9 @@ def build_batch(builder: Builder, units: Sequence[Any], out_splits: Sequence[str
     cls = type(builder)
     with gc_paused():
         t0 = time.perf_counter()
-        lists = builder.make_lists(units)
+        batch = builder.make_columns(units)
         t1 = time.perf_counter()
-        tables = lists_to_tables(cls.columns, lists, out_splits, cls.stat_columns)
+        tables = columns_to_tables(cls.columns, batch, out_splits, cls.stat_columns)
     return tables, {"workers.make_lists": t1 - t0, "workers.tables": time.perf_counter() - t1}
 
 

@@ -15,7 +15,8 @@ what is specific to its source:
 - :meth:`locate`: which files a source path holds, from names alone (no content read).
 - :meth:`read`: parse them into records, errors naming the file and 1-based line.
 - :meth:`select`: records -> work units (one per graded list) or skip reasons.
-- :meth:`make_lists`: work units -> :class:`GradedList` (runs in worker processes; pure).
+- :meth:`make_lists`: work units -> :class:`GradedList` (runs in worker processes; pure);
+  :meth:`make_columns` gives the same lists in columns (override it to skip the list objects).
 
 A builder is registered in the builder registry (see :mod:`gradebench.datasets`).
 """
@@ -88,6 +89,94 @@ class GradedList:
     vocab: frozenset[str] | None = None
     human: list[bool] | None = None
     measured: dict[str, tuple[int, float]] | None = None
+
+
+@dataclass(slots=True)
+class GradedColumns:
+    """A batch of graded lists in columns: what a worker turns into Arrow tables in one go.
+
+    The rows of a query are contiguous and in output order; ``counts`` gives each query's
+    number of candidates. Per-candidate fields hold one entry per row, per-query fields one per
+    query. ``human`` is 1 (a person wrote it), 0 (not) or -1 (unknown); ``n_words`` and
+    ``overlap`` are each candidate's :func:`~gradebench.words.words` count and its word overlap
+    with the query (see :class:`GradedList`), for the build stats. ``query_extra`` and
+    ``candidate_extra`` hold one list per builder column of that level, in declared order.
+
+    A builder that makes its lists row by row returns them from :meth:`Builder.make_lists`;
+    one that can fill columns directly (the tiered NLI builders) overrides
+    :meth:`Builder.make_columns` and skips the per-list objects.
+    """
+
+    query_ids: list[str]
+    queries: list[str]
+    counts: list[int]
+    candidate_ids: list[str]
+    candidates: list[str]
+    scores: list[float]
+    relevance: list[int]
+    tiers: list[str | None]
+    human: list[int]
+    n_words: list[int]
+    overlap: list[float]
+    query_extra: list[list]
+    candidate_extra: list[list]
+
+    @classmethod
+    def empty(cls, columns: Sequence[Column]) -> GradedColumns:
+        n_q = sum(c.level == "query" for c in columns)
+        return cls([], [], [], [], [], [], [], [], [], [], [], [[] for _ in range(n_q)],
+                   [[] for _ in range(len(columns) - n_q)])
+
+    @classmethod
+    def from_lists(cls, lists: Sequence[GradedList], columns: Sequence[Column]) -> GradedColumns:
+        """The columns of ``lists`` (checked against ``columns``); unmeasured texts are measured here."""
+        from gradebench.words import words
+
+        out = cls.empty(columns)
+        for g in lists:
+            _check_list(g, len(out.query_extra), len(out.candidate_extra))
+            n = len(g.candidates)
+            out.query_ids.append(g.query_id)
+            out.queries.append(g.query)
+            out.counts.append(n)
+            out.candidate_ids += g.candidate_ids
+            out.candidates += g.candidates
+            out.scores += g.scores
+            out.relevance += g.relevance
+            out.tiers += g.tiers if g.tiers is not None else [None] * n
+            out.human += [-1] * n if g.human is None else [int(bool(h)) for h in g.human]
+            for col, value in zip(out.query_extra, g.query_extra):
+                col.append(value)
+            for col, values in zip(out.candidate_extra, g.candidate_extra):
+                col += values
+            measured = g.measured or {}
+            vocab = None
+            for t in g.candidates:
+                m = measured.get(t)
+                if m is None:
+                    if vocab is None:
+                        vocab = g.vocab if g.vocab is not None else frozenset(words(g.query))
+                    w = words(t)
+                    m = len(w), (len(vocab.intersection(w)) / len(vocab) if vocab else 0.0)
+                out.n_words.append(m[0])
+                out.overlap.append(m[1])
+        return out
+
+
+def _check_list(gl: GradedList, n_query_columns: int, n_candidate_columns: int) -> None:
+    from gradebench.errors import BenchmarkError
+
+    n = len(gl.candidates)
+    for name in ("candidate_ids", "scores", "relevance"):
+        if len(getattr(gl, name)) != n:
+            raise BenchmarkError(f"list {gl.query_id}: {name} has {len(getattr(gl, name))} entries for {n} candidates",
+                                 hint="a bug in the builder: every per-candidate field needs one entry per candidate")
+    if len(gl.query_extra) != n_query_columns or len(gl.candidate_extra) != n_candidate_columns:
+        raise BenchmarkError(
+            f"list {gl.query_id}: {len(gl.query_extra)} query and {len(gl.candidate_extra)} candidate extra values, "
+            f"but the builder declares {n_query_columns} and {n_candidate_columns} columns",
+            hint="a bug in the builder: query_extra/candidate_extra must follow its declared columns",
+        )
 
 
 @dataclass
@@ -163,6 +252,14 @@ class Builder(ABC):
     def make_lists(self, units: Sequence[Any]) -> list[GradedList]:
         """Build the graded lists of a batch of units (pure; runs in worker processes)."""
         return list(units)
+
+    def make_columns(self, units: Sequence[Any]) -> GradedColumns:
+        """The lists of a batch of units in columns (what the engine calls, in worker processes).
+
+        By default :meth:`make_lists`, then :meth:`GradedColumns.from_lists`; a builder that can
+        fill the columns directly overrides this (the outputs must be equal).
+        """
+        return GradedColumns.from_lists(self.make_lists(units), self.columns)
 
     def tiers(self) -> list[tuple[str, int]] | None:
         """``(tier, relevance)`` best first when lists have synthetic tiers, else ``None`` (natural grades)."""

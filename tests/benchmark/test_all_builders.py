@@ -151,3 +151,40 @@ def test_build_is_safe_inside_a_process_running_torch_threads(tmp_path, monkeypa
     assert pooled.fingerprint == serial.fingerprint
     assert {k: v for k, v in _digests(pooled.path).items() if k.startswith("data/")} == {
         k: v for k, v in _digests(serial.path).items() if k.startswith("data/")}
+
+
+def _units(recipe: str, source: Path, limit: int | None = None):
+    from gradebench.benchmark.inputs import locate_source
+
+    r = load_recipe(recipe)
+    b = get_builder(r.source.family)(r)
+    files = locate_source(b, r, str(source))
+    return b, b.select(b.read(files), limit=limit).units
+
+
+def _columns_equal_lists(recipe: str, source: Path, limit: int | None = None) -> None:
+    """A builder's column path (what workers run) gives exactly its lists, in columns.
+
+    The tiered NLI builders fill the columns directly, without the per-list objects; this pins
+    them to :meth:`make_lists` field by field, floats included.
+    """
+    from gradebench.datasets.base import GradedColumns
+
+    b, units = _units(recipe, source, limit)
+    assert units, f"{recipe}: the source gives no lists"
+    direct = b.make_columns(units)
+    assert direct == GradedColumns.from_lists(b.make_lists(units), b.columns)
+    assert len(direct.candidates) == sum(direct.counts) > len(direct.counts)
+
+
+@pytest.mark.parametrize("builder", BUILDERS)
+def test_make_columns_equals_the_lists_in_columns(builder):
+    _columns_equal_lists(*CASES[builder])
+
+
+@pytest.mark.integration
+@pytest.mark.parametrize("recipe", ["esnli", "esnli-fixed", "esnli-human", "esnli-contrast", "esnli-contrast-v2"])
+def test_make_columns_equals_the_lists_on_real_esnli(recipe):
+    from tests.conftest import shared_data
+
+    _columns_equal_lists(recipe, shared_data("esnli", "eSNLI"), limit=1500)

@@ -342,6 +342,7 @@ def test_build_refuses_a_benchmark_with_scores_above_one(tmp_path, monkeypatch):
 
 
 def test_build_refuses_a_list_with_one_candidate(tmp_path, monkeypatch):
+    from gradebench.datasets.base import Builder
     from gradebench.datasets.tiers.builder import TieredNLIBuilder
 
     original = TieredNLIBuilder.make_lists
@@ -357,6 +358,7 @@ def test_build_refuses_a_list_with_one_candidate(tmp_path, monkeypatch):
         return lists
 
     monkeypatch.setattr(TieredNLIBuilder, "make_lists", truncated)
+    monkeypatch.setattr(TieredNLIBuilder, "make_columns", Builder.make_columns)  # the lists above, in columns
     with pytest.raises(BenchmarkError, match="list size within bounds failed on 1 of 48 queries"):
         build("demo", out=tmp_path, progress=False, validate=True, workers=1)
     assert not [p for p in (tmp_path / "demo").rglob("*") if p.name != ".staging"]

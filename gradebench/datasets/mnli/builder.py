@@ -15,14 +15,13 @@ processes rebuild the builder from the recipe and never see state kept by :meth:
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import replace
 from pathlib import Path
 from typing import ClassVar
 
 import pyarrow as pa
 
 from gradebench.datasets import register_builder
-from gradebench.datasets.base import Column, GradedList
+from gradebench.datasets.base import Column
 from gradebench.datasets.mnli.reader import (
     FORMAT_JSONL,
     FORMAT_TXT,
@@ -73,12 +72,8 @@ class MNLIBuilder(TieredNLIBuilder):
             rows += read_mnli_file(f.path, f.split, len(rows))
         return out
 
-    def make_lists(self, units: Sequence[Query]) -> list[GradedList]:
-        lists = super().make_lists(units)
-        return [
-            replace(gl, query_extra=gl.query_extra + (getattr(q.example, "genre", ""), _agreement(q.example)))
-            for gl, q in zip(lists, units, strict=True)
-        ]
+    def query_values(self, q: Query) -> tuple:
+        return super().query_values(q) + (getattr(q.example, "genre", ""), _agreement(q.example))
 
     def card_section(self) -> list[str]:
         return super().card_section() + [

@@ -13,7 +13,7 @@ from typing import ClassVar
 
 import pyarrow as pa
 
-from gradebench.datasets.base import Builder, Column, GradedList, Selection
+from gradebench.datasets.base import Builder, Column, GradedColumns, GradedList, Selection
 from gradebench.datasets.records import NLIExample
 from gradebench.datasets.tiers.candidates import CandidateBuilder, Query
 from gradebench.datasets.tiers.select import select
@@ -63,6 +63,22 @@ class TieredNLIBuilder(Builder):
     def tiers(self) -> list[tuple[str, int]]:
         return [(t.name, t.relevance) for t in self.recipe.tiers]
 
+    def query_values(self, q: Query) -> tuple:
+        """The values of the builder's query-level columns for ``q``, in declared order."""
+        ex = q.example
+        return ex.premise, ex.hypothesis, ex.label, ex.source_id, ex.row
+
+    def make_columns(self, units: Sequence[Query]) -> GradedColumns:
+        """The batch's lists straight into columns (no per-list objects; equal to :meth:`make_lists`)."""
+        cb = CandidateBuilder(self.recipe)
+        template = self.recipe.query_template
+        out = GradedColumns.empty(self.columns)
+        for q in units:
+            ex = q.example
+            query = template.format(premise=ex.premise, hypothesis=ex.hypothesis, label=ex.label)
+            cb.append(q, out, query, self.query_values(q))
+        return out
+
     def make_lists(self, units: Sequence[Query]) -> list[GradedList]:
         cb = CandidateBuilder(self.recipe)
         template = self.recipe.query_template
@@ -81,7 +97,7 @@ class TieredNLIBuilder(Builder):
                     scores=score,
                     relevance=rel,
                     tiers=tier,
-                    query_extra=(ex.premise, ex.hypothesis, ex.label, ex.source_id, ex.row),
+                    query_extra=self.query_values(q),
                     candidate_extra=(csrc, tid, origin),
                     vocab=vocab,
                     human=[o == "human" for o in origin],

@@ -9,12 +9,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from hashlib import sha256
 
+from gradebench.datasets.base import GradedColumns
 from gradebench.datasets.records import NLIExample
 from gradebench.datasets.tiers.fill import Part, Template
 from gradebench.datasets.tiers.scoring import Adjuster, base_score, words
 from gradebench.datasets.tiers.spec import TieredSection, TierSpec
-from gradebench.hashing import choice_index, key_digest, uniform_from_digest
+from gradebench.hashing import _UNIT, choice_index, key_digest, uniform_from_digest
 
 
 @dataclass(frozen=True)
@@ -165,6 +167,11 @@ class CandidateBuilder:
         }
         self._words_cache: dict[str, tuple[list[str], frozenset[str]]] = {}
         self._parts: dict[str, Part] = {}
+        #: the text of a template without premise or hypothesis, per (tier, key, index, label, claimed)
+        self._literal: dict[tuple[str, str, int, str, str], str] = {}
+        #: such a text's query-independent figures per (tier, the query's label, text): word count,
+        #: word set and Algorithm 1's label-word, keyword, short and gibberish flags
+        self._static: dict[tuple[str, str, str], tuple] = {}
 
     # -- candidate texts -------------------------------------------------------------------
     def texts(self, q: Query, tier: TierSpec) -> list[tuple[str, str | None, str | None, str]]:
@@ -222,9 +229,13 @@ class CandidateBuilder:
             template = options[j]
             if "premise" in template.fields or "hypothesis" in template.fields:
                 text, cand_words = template.fill(values)
-            else:  # the same few texts again and again: their words come from the cache
-                text, cand_words = "".join(p.text if isinstance(p, Part) else values[p].text
-                                           for p in template.pieces), None
+            else:  # the same few texts again and again: text and words come from caches
+                cache_key = (tier.name, key, j, ex.label, claimed)
+                text = self._literal.get(cache_key)
+                if text is None:
+                    text = self._literal[cache_key] = "".join(
+                        p.text if isinstance(p, Part) else values[p].text for p in template.pieces)
+                cand_words = None
             out.append((text, cand_words, f"{tier.name}/{key}/{j}", None, "template"))
         return out
 
@@ -272,31 +283,108 @@ class CandidateBuilder:
         base-score draw (bytes 0-7), its id (bytes 8-15) and its sort key (bytes 16-23): with
         ``shuffle_candidates`` rows are ordered by that key, so position never reveals the tier.
         """
+        keyed, vocab = self._keyed_rows(q)
+        return [row for _, row in keyed], vocab
+
+    def append(self, q: Query, out: GradedColumns, query_text: str, query_extra: tuple) -> None:
+        """Add the query and its candidate rows (:meth:`rows_and_vocab`) to a batch in columns."""
+        keyed, _ = self._keyed_rows(q)
+        out.query_ids.append(q.query_id)
+        out.queries.append(query_text)
+        out.counts.append(len(keyed))
+        for col, value in zip(out.query_extra, query_extra):
+            col.append(value)
+        src, tid, origin = out.candidate_extra
+        for _, (cid, text, score, rel, tier, csrc, template_id, org, n_words, overlap) in keyed:
+            out.candidate_ids.append(cid)
+            out.candidates.append(text)
+            out.scores.append(score)
+            out.relevance.append(rel)
+            out.tiers.append(tier)
+            src.append(csrc)
+            tid.append(template_id)
+            origin.append(org)
+            out.human.append(1 if org == "human" else 0)
+            out.n_words.append(n_words)
+            out.overlap.append(overlap)
+
+    def _keyed_rows(self, q: Query) -> tuple[list[tuple[bytes, tuple]], frozenset[str]]:
+        """The rows of :meth:`rows_and_vocab` with their sort keys, sorted when the recipe shuffles."""
         ex = q.example
         # the stripped texts the templates quote; their words are those of the texts as read
-        values = {"premise": Part.of(ex.premise.strip()), "hypothesis": Part.of(ex.hypothesis.strip())}
-        vocab = frozenset(values["premise"].words) | frozenset(values["hypothesis"].words)
+        premise, hypothesis = Part.of(ex.premise.strip()), Part.of(ex.hypothesis.strip())
+        values = {"premise": premise, "hypothesis": hypothesis}
+        vocab = frozenset(premise.words) | frozenset(hypothesis.words)
         n_vocab = len(vocab)
         shuffle = self.recipe.shuffle_candidates
+        label = ex.label
+        mode = self.recipe.scoring.mode
+        adj = self.adjuster if mode == "algorithm1" else None
+        label_words = adj.label_words.get(label, ()) if adj is not None else ()
+        # key_digest(ns, "candidate", query id, tier, slot, text): the parts joined by \x1f
+        prefix = f"{self.ns}\x1fcandidate\x1f{q.query_id}\x1f"
         keyed = []
         for tier in self.recipe.tiers:
+            name = tier.name
+            rel = tier.relevance
+            lo, hi = tier.score_range
+            tier_prefix = f"{prefix}{name}\x1f"
             for slot, (text, composed, template_id, cand_src, origin) in enumerate(self._candidates(q, tier, values)):
-                digest = key_digest(self.ns, "candidate", q.query_id, tier.name, str(slot), text)
-                if composed is None:
-                    cand_words, word_set = self._words(text) if template_id is not None else _words_and_set(text)
+                digest = sha256(f"{tier_prefix}{slot}\x1f{text}".encode()).digest()
+                static = None
+                if composed is None and template_id is not None:  # a literal template's text
+                    static = self._static.get((name, label, text))
+                    if static is None:
+                        static = self._static[(name, label, text)] = self._static_figures(name, label, text)
+                    n_words, word_set = static[0], static[1]
                 else:
-                    cand_words, word_set = composed, frozenset(composed)
-                n_words = len(cand_words)
+                    word_set = frozenset(composed) if composed is not None else None
+                    if word_set is None:
+                        composed = words(text)
+                        word_set = frozenset(composed)
+                    n_words = len(composed)
                 overlap = len(vocab & word_set) / n_vocab if n_vocab else 0.0
-                score = self._score(q, tier, uniform_from_digest(digest), word_set, n_words, overlap)
+                if mode == "grade":
+                    score = rel / self.max_relevance
+                else:
+                    score = lo + ((int.from_bytes(digest[:8], "big") >> 11) * _UNIT) * (hi - lo)
+                    if adj is not None:
+                        if static is None:
+                            static = (n_words, word_set, *self._flags(adj, name, label_words, word_set, n_words))
+                        score = adj.adjust(
+                            score, (static[2], static[3], overlap > adj.overlap_threshold, static[4], static[5])
+                        )
                 keyed.append((
                     digest[16:24] if shuffle else b"",
-                    (digest[8:16].hex(), text, score, tier.relevance, tier.name, cand_src, template_id, origin,
-                     n_words, overlap),
+                    (digest[8:16].hex(), text, score, rel, name, cand_src, template_id, origin, n_words, overlap),
                 ))
         if shuffle:
-            keyed.sort(key=lambda kv: kv[0])
-        return [row for _, row in keyed], vocab
+            keyed.sort(key=_first)
+        return keyed, vocab
+
+
+    def _static_figures(self, tier: str, label: str, text: str) -> tuple:
+        """(word count, word set, label-word, keyword, short, gibberish flags) of a text."""
+        tokens = words(text)
+        word_set = frozenset(tokens)
+        adj = self.adjuster
+        if adj is None:
+            return len(tokens), word_set
+        return len(tokens), word_set, *self._flags(adj, tier, adj.label_words.get(label, ()), word_set, len(tokens))
+
+    @staticmethod
+    def _flags(adj: Adjuster, tier: str, label_words, word_set: frozenset[str], n_words: int) -> tuple:
+        """Algorithm 1's flags that do not depend on the query: label word, keyword, short, gibberish."""
+        return (
+            not word_set.isdisjoint(label_words),
+            not word_set.isdisjoint(adj.keywords),
+            tier in adj.short_tiers and n_words < adj.short_min_words,
+            tier not in adj.exempt_tiers and not word_set.isdisjoint(adj.gibberish),
+        )
+
+
+def _first(kv: tuple) -> bytes:
+    return kv[0]
 
 
 def _words_and_set(text: str) -> tuple[list[str], frozenset[str]]:
