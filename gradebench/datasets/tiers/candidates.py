@@ -12,13 +12,14 @@ from dataclasses import dataclass, field
 from hashlib import sha256
 
 from gradebench.datasets.base import GradedColumns
-from gradebench.datasets.records import NLIExample
+from gradebench.datasets.records import NLIExample, compact_pickle
 from gradebench.datasets.tiers.fill import Part, Template
 from gradebench.datasets.tiers.scoring import Adjuster, base_score, words
 from gradebench.datasets.tiers.spec import TieredSection, TierSpec
 from gradebench.hashing import _UNIT, choice_index, key_digest, uniform_from_digest
 
 
+@compact_pickle
 @dataclass(frozen=True)
 class Query:
     """A source example accepted for the benchmark: a self-contained unit of work.
@@ -168,7 +169,9 @@ class CandidateBuilder:
         self._words_cache: dict[str, tuple[list[str], frozenset[str]]] = {}
         self._parts: dict[str, Part] = {}
         #: the text of a template without premise or hypothesis, per (tier, key, index, label, claimed)
-        self._literal: dict[tuple[str, str, int, str, str], str] = {}
+        self._literal: dict[tuple[str, str, int, str, str], tuple] = {}
+        #: the labels other than each label, in recipe order (what a wrong-label tier claims)
+        self._wrong: dict[str, list[str]] = {}
         #: such a text's query-independent figures per (tier, the query's label, text): word count,
         #: word set and Algorithm 1's label-word, keyword, short and gibberish flags
         self._static: dict[tuple[str, str, str], tuple] = {}
@@ -207,18 +210,21 @@ class CandidateBuilder:
         self, q: Query, tier: TierSpec, values: dict[str, Part]
     ) -> list[tuple[str, list[str] | None, str | None, str | None, str]]:
         ex = q.example
+        name = tier.name
         if tier.label == "any":
             claimed = ex.label
             key = "*"
         elif tier.label == "wrong":
-            wrong = [lab for lab in self.recipe.labels if lab != ex.label]
-            claimed = wrong[choice_index(len(wrong), self.ns, "claim", q.query_id, tier.name)]
+            wrong = self._wrong.get(ex.label)
+            if wrong is None:
+                wrong = self._wrong[ex.label] = [lab for lab in self.recipe.labels if lab != ex.label]
+            claimed = wrong[_pick(len(wrong), f"{self.ns}\x1fclaim\x1f{q.query_id}\x1f{name}")]
             key = claimed
         else:
             claimed = ex.label
             key = ex.label
-        options = self._templates[tier.name][key]
-        start = choice_index(len(options), self.ns, "template", q.query_id, tier.name)
+        options = self._templates[name][key]
+        start = _pick(len(options), f"{self.ns}\x1ftemplate\x1f{q.query_id}\x1f{name}")
         if "premise" not in values:
             values.update(premise=Part.of(ex.premise.strip()), hypothesis=Part.of(ex.hypothesis.strip()))
         values["label"] = self._part(ex.label)
@@ -229,14 +235,15 @@ class CandidateBuilder:
             template = options[j]
             if "premise" in template.fields or "hypothesis" in template.fields:
                 text, cand_words = template.fill(values)
-            else:  # the same few texts again and again: text and words come from caches
-                cache_key = (tier.name, key, j, ex.label, claimed)
-                text = self._literal.get(cache_key)
-                if text is None:
-                    text = self._literal[cache_key] = "".join(
-                        p.text if isinstance(p, Part) else values[p].text for p in template.pieces)
-                cand_words = None
-            out.append((text, cand_words, f"{tier.name}/{key}/{j}", None, "template"))
+                out.append((text, cand_words, f"{name}/{key}/{j}", None, "template"))
+                continue
+            # the same few texts again and again: text, id and words come from caches
+            cache_key = (name, key, j, ex.label, claimed)
+            cached = self._literal.get(cache_key)
+            if cached is None:
+                text = "".join(p.text if isinstance(p, Part) else values[p].text for p in template.pieces)
+                cached = self._literal[cache_key] = (text, None, f"{name}/{key}/{j}", None, "template")
+            out.append(cached)
         return out
 
     # -- scores ------------------------------------------------------------------------------
@@ -381,6 +388,11 @@ class CandidateBuilder:
             tier in adj.short_tiers and n_words < adj.short_min_words,
             tier not in adj.exempt_tiers and not word_set.isdisjoint(adj.gibberish),
         )
+
+
+def _pick(n: int, joined: str) -> int:
+    """``choice_index(n, *parts)`` from the parts already joined by ``\\x1f``."""
+    return int.from_bytes(sha256(joined.encode()).digest()[:8], "big") % n
 
 
 def _first(kv: tuple) -> bytes:
