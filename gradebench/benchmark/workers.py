@@ -319,6 +319,77 @@ def run_batches(
     yield from _pooled(mp.get_context(method), method == "fork", builder_name, recipe_json, batches, workers)
 
 
+def _call_main(conn: Connection, fn: Any, args: tuple, inherited: Sequence[Connection] = ()) -> None:
+    """A background call's process: run ``fn(*args)`` and send back ``(0, ok, value or exception)``."""
+    _init_worker()
+    for c in inherited:
+        c.close()
+    try:
+        answer = (0, True, fn(*args))
+        payload = pickle.dumps(answer, protocol=pickle.HIGHEST_PROTOCOL)
+    except BaseException as e:  # noqa: BLE001 - handed to the parent, which raises it
+        payload = _error_payload((0, False, e))
+    try:
+        conn.send_bytes(payload)
+    except OSError:  # the parent is gone
+        pass
+
+
+@contextmanager
+def background_call(fn: Any, *args: Any) -> Iterator[Any]:
+    """Run ``fn(*args)`` in a worker process while the caller goes on; yields ``wait()`` -> its result.
+
+    For independent pieces of single-threaded work that would otherwise leave the second core
+    idle (the validity figures). ``fn`` must be a module-level function and ``args`` picklable;
+    an exception in ``fn`` is raised by ``wait()``. The worker is started as the build workers
+    are (:func:`start_method`, signals held back during the start, Ctrl-C left to this
+    process) and killed if the block ends before ``wait()`` returned. Where no worker can be
+    started (an unguarded script that runs threads, one CPU) ``wait()`` runs ``fn`` here.
+    """
+    import os
+
+    method = start_method()
+    if method is None or (os.cpu_count() or 1) < 2:
+        yield lambda: fn(*args)
+        return
+    ctx = mp.get_context(method)
+    fork = method == "fork"
+    proc = None
+    parent_end = None
+    done = False
+    try:
+        with uninterrupted(), _signals_blocked(forkserver=not fork), _frozen_heap(fork):
+            parent_end, child_end = ctx.Pipe(duplex=False)
+            try:
+                proc = ctx.Process(target=_call_main, args=(child_end, fn, args, (parent_end,) if fork else ()),
+                                   daemon=True)
+                proc.start()
+            finally:
+                child_end.close()
+
+        def wait() -> Any:
+            nonlocal done
+            try:
+                message = parent_end.recv_bytes()
+            except (EOFError, OSError):
+                raise _died(proc) from None
+            done = True
+            _, ok, value = pickle.loads(message)
+            if not ok:
+                raise value
+            return value
+
+        yield wait
+    finally:
+        with uninterrupted():
+            if proc is not None:
+                if not done:
+                    proc.kill()
+                proc.join()
+            if parent_end is not None:
+                parent_end.close()
+
+
 SERIAL_WARNING = (
     "gradebench: warning: building in one process: worker processes would run this script's top level "
     "again (put the build under `if __name__ == \"__main__\":` to use them)\n"

@@ -199,6 +199,8 @@ def test_strong_ceiling_is_tuned_on_a_carve_of_train_never_test(tmp_path, monkey
         return original(self, job)
 
     monkeypatch.setattr(LexicalGBDT, "_fit", spy)
+    # the spy sees the fit only in this process (a worker fits it otherwise: test_background_call.py)
+    monkeypatch.setattr("gradebench.benchmark.workers.start_method", lambda: None)
     fast = _figures_of(tmp_path, "needs_query", query_label="label")
     full = _figures_of(tmp_path, "needs_query", query_label="label", mode="full")
     (fit_q, tune_q, tuned_fast), (_, _, tuned_full) = seen
