@@ -11,6 +11,7 @@ import os
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
 
 import pytest
 
@@ -79,3 +80,15 @@ def test_an_unguarded_script_gets_the_same_validity_figures(tmp_path):
     import json
 
     assert isinstance(json.loads(outputs[0])["lexical_ceiling_strong"]["pairwise_agreement"], float)
+
+
+def test_a_large_benchmark_fits_the_strong_ceiling_here_with_the_same_figures(tmp_path, monkeypatch):
+    import gradebench as gb
+    from gradebench.experiments import validity
+    from gradebench.experiments.build import add_validity
+
+    built = gb.build("demo", out=tmp_path, progress=False, resplit=(50, 0, 50), validate=False)
+    monkeypatch.setattr(validity, "BACKGROUND_MAX_ROWS", 0)  # every benchmark counts as large
+    monkeypatch.setattr("gradebench.benchmark.workers.background_call",
+                        lambda *a: pytest.fail("a large benchmark must not start a worker"))
+    assert add_validity(Path(built.path)) == built.validity
