@@ -18,7 +18,8 @@ shared: compare rows of one run only, and use --repeat for medians.
 
 Usage: python benchmarks/bench_build.py [--pairs 500000] [--repeat 1] [--data PATH]
                                         [--baseline-pythonpath OTHER_CHECKOUT]
-Prints a table; asserts nothing.
+Prints a table and writes it to benchmarks/results/build-throughput.json (the README's build rows
+are generated from that file: `python -m gradebench.docs`); asserts nothing.
 """
 
 from __future__ import annotations
@@ -128,6 +129,18 @@ def run_build(source: Path, out: Path, flags: list[str], env: dict, timings: boo
     return wall, peak[0], json.loads(stdout)
 
 
+def _commit(path: Path) -> str | None:
+    """The short commit id of the checkout at ``path`` (None outside git), with ``+`` if it has changes."""
+    try:
+        head = subprocess.run(["git", "-C", str(path), "rev-parse", "--short", "HEAD"], capture_output=True,
+                              text=True, check=True).stdout.strip()
+        dirty = subprocess.run(["git", "-C", str(path), "status", "--porcelain", "--untracked-files=no"],
+                               capture_output=True, text=True, check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return None
+    return head + ("+" if dirty else "")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--pairs", "--instances", type=int, default=500_000, dest="pairs")
@@ -139,8 +152,12 @@ def main() -> None:
     args = ap.parse_args()
     if not args.data.is_dir():
         raise SystemExit(f"real data not found at {args.data}")
-    with open("/proc/loadavg") as f:
-        print(f"load average at start: {f.read().strip()}  ({os.cpu_count()} CPUs)")
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from _common import header, write
+
+    info = header("gradebench build esnli (bench_build.py)")
+    info.update(pairs=args.pairs, repeat=args.repeat, commit=_commit(REPO),
+                baseline_commit=_commit(args.baseline_pythonpath) if args.baseline_pythonpath else None)
     codes = [("this checkout", REPO)] + ([("baseline", args.baseline_pythonpath)] if args.baseline_pythonpath else [])
     work = Path(tempfile.mkdtemp(prefix="gradebench-bench-"))
     try:
@@ -182,6 +199,13 @@ def main() -> None:
             print(f"{code:<14} {name:<34} " + " ".join(cells))
         print("\ntargets (2 cores): real dev < 5 s wall; raw >= 200,000 cand/s and <= 1024 MB peak PSS; "
               "default within 1.5x of raw and <= 1536 MB")
+        info["rows"] = [
+            {"code": code, "input": name, "candidates": c, "expected_candidates": expected, "wall_s": round(w, 3),
+             "candidates_per_s": round(c / w), "peak_pss_mb": round(p / 1024), "phases": None if missing else
+             {k: round(v, 3) for k, v in phases.items()}}
+            for code, name, c, expected, w, p, phases, missing in rows
+        ]
+        write("build-throughput.json", info)
     finally:
         shutil.rmtree(work, ignore_errors=True)
 

@@ -218,6 +218,55 @@ def policy_curves_table() -> str:
     return curves_table(rows) if rows else "(run `bash recipes/experiments/esnli-human-policy.sh`)"
 
 
+BUILD_FILE = STATS_FILE.parent / "build-throughput.json"
+
+
+def build_throughput_table() -> str:
+    """The build rows of the performance section, from benchmarks/bench_build.py's last output."""
+    import json
+
+    if not BUILD_FILE.is_file():
+        return "(run `python benchmarks/bench_build.py --pairs 500000` to measure)"
+    data = json.loads(BUILD_FILE.read_text(encoding="utf-8"))
+    names = {"this checkout": f"this checkout ({data.get('commit') or '?'})",
+             "baseline": f"before ({data.get('baseline_commit') or '?'})"}
+    lines = [
+        f"`python benchmarks/bench_build.py --pairs {data['pairs']:,}"
+        + (" --baseline-pythonpath <checkout>`" if data.get("baseline_commit") else "`")
+        + f", median of {data['repeat']}, started {data['started']} at load average "
+        f"{' '.join(map(str, data['load_at_start']))} ({data['cores']} cores). Phases in wall seconds; "
+        "`lists` is the time spent waiting on the workers.",
+        "",
+        "| code | input | candidates | wall s | candidates/s | peak PSS MB | read | select | lists | write "
+        "| stats | validation | validity |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for r in data["rows"]:
+        ph = r["phases"] or {}
+        cells = " | ".join("–" if k not in ph else f"{ph[k]:.2f}" for k in
+                           ("read", "select", "make_lists", "write", "stats", "validation", "validity"))
+        short = "" if r["candidates"] >= r["expected_candidates"] else \
+            f" (**{r['expected_candidates']:,} expected**)"
+        lines.append(f"| {names.get(r['code'], r['code'])} | {r['input']} | {r['candidates']:,}{short} | "
+                     f"{r['wall_s']:.2f} | {r['candidates_per_s']:,} | {r['peak_pss_mb']:,} | {cells} |")
+    ours = {r["input"].rsplit(", ", 1)[-1] if "distinct" in r["input"] else "dev": r
+            for r in data["rows"] if r["code"] == "this checkout"}
+    lines += ["", "Targets (this checkout):"]
+    dev, raw, default = ours.get("dev"), ours.get("raw"), ours.get("default")
+    if raw:
+        met = raw["candidates_per_s"] >= 200_000 and raw["peak_pss_mb"] <= 1024
+        lines.append(f"- raw build >= 200,000 candidates/s at {raw['candidates']:,} candidates, <= 1,024 MB: "
+                     f"{raw['candidates_per_s']:,}/s, {raw['peak_pss_mb']:,} MB, " + ("met" if met else "**not met**"))
+    if raw and default:
+        met = default["wall_s"] <= 1.5 * raw["wall_s"] and default["peak_pss_mb"] <= 1536
+        lines.append(f"- default path within 1.5x of raw, <= 1,536 MB: {default['wall_s'] / raw['wall_s']:.2f}x, "
+                     f"{default['peak_pss_mb']:,} MB, " + ("met" if met else "**not met**"))
+    if dev:
+        lines.append(f"- real dev split (default path) < 5 s: {dev['wall_s']:.1f} s, "
+                     + ("met" if dev["wall_s"] < 5 else "**not met**"))
+    return "\n".join(lines)
+
+
 BLOCKS = {
     "recipes": recipes_table,
     "recipe-stats": recipe_stats_table,
@@ -225,6 +274,7 @@ BLOCKS = {
     "losses": losses_table,
     "scorers": scorers_table,
     "every-source": every_source_table,
+    "build-throughput": build_throughput_table,
     "reproduction-summary": reproduction_summary_table,
     "policy-runs": policy_runs_table,
     "policy-paired": policy_paired_table,
