@@ -16,7 +16,7 @@ from gradebench.datasets.records import NLIExample, compact_pickle
 from gradebench.datasets.tiers.fill import Part, Template
 from gradebench.datasets.tiers.scoring import Adjuster, base_score, words
 from gradebench.datasets.tiers.spec import TieredSection, TierSpec
-from gradebench.hashing import _UNIT, choice_index, key_digest, uniform_from_digest
+from gradebench.hashing import choice_index, key_digest, uniform_from_digest
 
 
 @compact_pickle
@@ -166,7 +166,6 @@ class CandidateBuilder:
             t.name: {key: [Template(text) for text in texts] for key, texts in t.templates.items()}
             for t in recipe.tiers
         }
-        self._words_cache: dict[str, tuple[list[str], frozenset[str]]] = {}
         self._parts: dict[str, Part] = {}
         #: the text of a template without premise or hypothesis, per (tier, key, index, label, claimed)
         self._literal: dict[tuple[str, str, int, str, str], tuple] = {}
@@ -246,36 +245,6 @@ class CandidateBuilder:
             out.append(cached)
         return out
 
-    # -- scores ------------------------------------------------------------------------------
-    def _words(self, text: str) -> tuple[list[str], frozenset[str]]:
-        w = self._words_cache.get(text)
-        if w is None:
-            tokens = words(text)
-            w = (tokens, frozenset(tokens))
-            if len(self._words_cache) < 100_000:
-                self._words_cache[text] = w
-        return w
-
-    def score(
-        self, q: Query, tier: TierSpec, u: float, cand_words: list[str], vocab: frozenset[str]
-    ) -> float:
-        """The candidate's score from its content-seeded uniform draw ``u``."""
-        word_set = frozenset(cand_words)
-        overlap = len(vocab & word_set) / len(vocab) if vocab else 0.0
-        return self._score(q, tier, u, word_set, len(cand_words), overlap)
-
-    def _score(self, q: Query, tier: TierSpec, u: float, word_set: frozenset[str], n_words: int,
-               overlap: float) -> float:
-        mode = self.recipe.scoring.mode
-        if mode == "grade":
-            return tier.relevance / self.max_relevance
-        lo, hi = tier.score_range
-        base = base_score(u, lo, hi)
-        if mode == "uniform" or self.adjuster is None:
-            return base
-        adj = self.adjuster
-        return adj.adjust(base, adj.flags_of(word_set, n_words, overlap, q.example.label, tier.name))
-
     # -- rows --------------------------------------------------------------------------------
     def rows(self, q: Query) -> list[tuple]:
         """Candidate rows of one query, in output order (see :meth:`rows_and_vocab`)."""
@@ -354,7 +323,7 @@ class CandidateBuilder:
                 if mode == "grade":
                     score = rel / self.max_relevance
                 else:
-                    score = lo + ((int.from_bytes(digest[:8], "big") >> 11) * _UNIT) * (hi - lo)
+                    score = base_score(uniform_from_digest(digest), lo, hi)
                     if adj is not None:
                         if static is None:
                             static = (n_words, word_set, *self._flags(adj, name, label_words, word_set, n_words))
@@ -397,8 +366,3 @@ def _pick(n: int, joined: str) -> int:
 
 def _first(kv: tuple) -> bytes:
     return kv[0]
-
-
-def _words_and_set(text: str) -> tuple[list[str], frozenset[str]]:
-    tokens = words(text)
-    return tokens, frozenset(tokens)
