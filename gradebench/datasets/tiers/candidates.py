@@ -20,7 +20,7 @@ from gradebench.hashing import choice_index, key_digest, uniform_from_digest
 
 
 @compact_pickle
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Query:
     """A source example accepted for the benchmark: a self-contained unit of work.
 
