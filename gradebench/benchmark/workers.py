@@ -141,16 +141,18 @@ def _worker_main(conn: Connection, builder_name: str, recipe_json: str, inherite
         except Exception as e:  # noqa: BLE001 - a bad GRADEBENCH_STOP_AT: the parent reports it
             failure = e
         try:
-            units, out_splits = pickle.loads(conn.recv_bytes())
+            packed, out_splits = pickle.loads(conn.recv_bytes())
         except (EOFError, OSError):
             return
         try:
             if failure is not None:
                 raise failure
+            units = builder.unpack_units(packed)
+            del packed
             answer = (seq, True, build_batch(builder, units, out_splits))
         except BaseException as e:  # noqa: BLE001 - handed to the parent, which raises it
             answer = (seq, False, e)
-        del units
+        units = packed = None
         payload = pickle.dumps(answer, protocol=pickle.HIGHEST_PROTOCOL) if answer[1] else _error_payload(answer)
         del answer
         try:
@@ -187,6 +189,7 @@ def _pooled(ctx: Any, fork: bool, builder_name: str, recipe_json: str, batches: 
     At most ``2 * workers`` batches are taken from ``batches`` ahead of the result the caller
     waits for, so memory stays bounded when one batch is slow.
     """
+    packer = _make_builder(builder_name, recipe_json)  # packs each batch's units for the pipe
     procs: list[Any] = []
     conns: list[Connection] = []
     busy: dict[int, int] = {}  # worker index -> seq of the batch it holds
@@ -205,7 +208,7 @@ def _pooled(ctx: Any, fork: bool, builder_name: str, recipe_json: str, batches: 
             exhausted = True
             return
         units, splits = batch
-        pending = pickle.dumps((units, splits), protocol=pickle.HIGHEST_PROTOCOL)
+        pending = pickle.dumps((packer.pack_units(units), splits), protocol=pickle.HIGHEST_PROTOCOL)
         taken += 1
 
     def feed(i: int) -> None:

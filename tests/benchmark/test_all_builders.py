@@ -182,6 +182,17 @@ def test_make_columns_equals_the_lists_in_columns(builder):
     _columns_equal_lists(*CASES[builder])
 
 
+@pytest.mark.parametrize("builder", BUILDERS)
+def test_units_packed_for_the_workers_come_back_equal(builder):
+    import pickle
+
+    b, units = _units(*CASES[builder])
+    back = b.unpack_units(pickle.loads(pickle.dumps(b.pack_units(units), protocol=pickle.HIGHEST_PROTOCOL)))
+    assert list(back) == list(units)
+    assert [type(u) for u in back] == [type(u) for u in units]
+    assert [type(getattr(u, "example", None)) for u in back] == [type(getattr(u, "example", None)) for u in units]
+
+
 @pytest.mark.integration
 @pytest.mark.parametrize("recipe", ["esnli", "esnli-fixed", "esnli-human", "esnli-contrast", "esnli-contrast-v2"])
 def test_make_columns_equals_the_lists_on_real_esnli(recipe):
