@@ -25,6 +25,7 @@ annotator entropy). Per-tier stats exist only where the builder has tiers.
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -191,6 +192,9 @@ def summarize(builder: Builder, per_split: dict[str, RowFeatures]) -> dict:
         parts["all"] = RowFeatures.concat(list(parts.values())) if len(parts) > 1 else next(iter(parts.values()))
     for name, f in parts.items():
         if f.n_queries == 0:
+            continue
+        if name == "all" and len(parts) == 2:  # one split: "all" is the same rows, so the same stats
+            out[name] = copy.deepcopy(out[next(iter(parts))])
             continue
         s = {**query_stats(f)}
         if tiers is not None:
