@@ -360,3 +360,45 @@ def test_readme_validity_table_reads_both_figure_versions(tmp_path, monkeypatch)
     assert rows[3] == "| `old` | – | 0.700 | – | 0.700 | 0.800 | – | – | query-blind | – |"
     assert rows[4] == "| `absent` | – | – | – | – | – | – | – | – | – (no file here) |"
     assert "<!-- BEGIN validity -->" in (Path(docs.__file__).resolve().parents[1] / "README.md").read_text()
+
+
+@pytest.mark.parametrize("resplit", [(50, 0, 50), (60, 20, 20), None])
+@pytest.mark.parametrize("quotas", [(3, 2), (7, 5), (10_000, 10_000)])
+def test_streamed_lists_are_the_first_lists_of_a_whole_read(tmp_path, resplit, quotas):
+    """The figures read only the first lists of each side; they must be those of reading everything.
+
+    The reference reads every row, carves the sides the way the figures always have (the split
+    column, or a 50/50 hash of the query id when train or test is missing) and takes the first
+    lists; batches of 2 queries and shards of 7 rows give several files and row groups per side.
+    """
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
+
+    from gradebench.benchmark import engine, writer
+    from gradebench.benchmark.lists import lists_from_table
+    from gradebench.benchmark.splits import resplit_of
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(writer, "SHARD_ROWS", 7)
+        mp.setattr(engine, "BATCH_QUERIES", 2)
+        r = build("demo", out=tmp_path, resplit=resplit, progress=False, validate=False, validity=False, workers=1)
+    files = [f for v in r.files.values() for f in v]
+    paths = [str(Path(r.path) / f) for f in files]
+    assert len(files) > 3
+    columns = ["query_id", "query", "candidate_id", "candidate", "relevance", "score", "split"]
+    train, test, carved, count = validity._split_lists(paths, columns, "demo", r.fingerprint,
+                                                       {"train": quotas[0], "test": quotas[1]})
+    table = pq.read_table(paths, columns=columns)
+    splits = set(table.column("split").to_pylist())
+    assert carved == (not {"train", "test"} <= splits)
+    if carved:
+        table = table.set_column(6, "split", pa.array([resplit_of(q, (50, 0, 50)) for q in
+                                                       table.column("query_id").to_pylist()], pa.string()))
+    for side, got, quota in (("train", train, quotas[0]), ("test", test, quotas[1])):
+        whole = lists_from_table(table.filter(pc.equal(table.column("split"), side)), split=side).head(quota)
+        assert got.query_ids.tolist() == whole.query_ids.tolist()
+        assert got.n_queries == count[side] == min(quota, whole.n_queries)
+        for name in ("candidates", "relevance", "score", "mask"):
+            a, b = getattr(got, name, None), getattr(whole, name, None)
+            assert a is not None and (a == b).all(), name
