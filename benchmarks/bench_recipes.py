@@ -48,15 +48,18 @@ SOURCES: dict[str, tuple[str | None, tuple[int, int, int] | None]] = {
     "anli": ("chaosnli/chaosNLI_v1.0/chaosNLI_alphanli.jsonl", None),
     "worldtree": ("worldtree/data", None),
 }
-#: no real file here: mnli (MultiNLI not staged) and nli-table (user data)
-NO_REAL_DATA = {"mnli": "no MultiNLI file is staged here", "nli-table": "a user's own table"}
+#: no real file here: mnli (MultiNLI not staged), nli-table (user data), the response recipes
+NO_REAL_DATA = {"mnli": "no MultiNLI file is staged here", "nli-table": "a user's own table",
+                **{name: "no preference or ratings file is staged here" for name in
+                   ("best-of-n", "multi-ratings", "multi-ratings-flat", "preference-pairs")}}
 
 
 def _timed_build(name: str, source: str | None, resplit, validate: bool,
                  validity: str = "fast") -> tuple[float, object, dict]:
     """(wall seconds, result, validity timing): with ``validate``, the validity figures are
     measured right after the build (as ``gradebench build`` does) and timed on their own, in
-    wall-clock and CPU seconds of this process (the machine may be shared)."""
+    wall-clock and CPU seconds of this process (the machine may be shared; the strong ceiling's
+    worker process, where one runs, is not counted in the CPU seconds)."""
     from gradebench.experiments.build import add_validity, build
 
     with tempfile.TemporaryDirectory() as tmp:

@@ -28,9 +28,9 @@ Each is reported as pairwise agreement with the grades (ties count 1/2; 0.5 = ch
 NDCG@5. The probes, BM25 and the dense ceiling train on at most :data:`MAX_TRAIN` train lists
 and every figure is scored on at most :data:`MAX_TEST` test lists (the first ones, in stored
 order), so the figures cost seconds and are deterministic; only those lists are read from the
-data files, so the cost does not grow with the benchmark. On benchmarks of up to
-:data:`BACKGROUND_MAX_ROWS` rows the strong ceiling (below) is fitted in a worker process while
-the other figures are measured. A benchmark without both splits is
+data files, so the cost does not grow with the benchmark. On benchmarks of
+:data:`BACKGROUND_MIN_ROWS` to :data:`BACKGROUND_MAX_ROWS` rows the strong ceiling (below) is
+fitted in a worker process while the other figures are measured. A benchmark without both splits is
 carved 50/50 by query-id hash for this purpose only (``carved: true``); one with fewer than
 :data:`MIN_LISTS` lists in either part gets no figures.
 
@@ -78,6 +78,8 @@ STRONG_CARVE = 0.15
 #: the process is at its largest after a big build, and the worker would add about 400 MB to the
 #: peak (2.5M rows: 1,690 MB against 1,275 MB) to save 3 of some 65 seconds
 BACKGROUND_MAX_ROWS = 1_000_000
+#: below this many rows the fit takes less than starting the worker (about 1 s): it stays here
+BACKGROUND_MIN_ROWS = 20_000
 
 
 def _round(x: float) -> float:
@@ -254,7 +256,7 @@ def validity_figures(
         from gradebench.benchmark.workers import background_call
 
         fit, tune = _carve(strong_train)
-        if sum(pq.ParquetFile(p).metadata.num_rows for p in paths) <= BACKGROUND_MAX_ROWS:
+        if BACKGROUND_MIN_ROWS <= sum(pq.ParquetFile(p).metadata.num_rows for p in paths) <= BACKGROUND_MAX_ROWS:
             strong = background_call(_strong_ceiling, fit, tune, test, query_label, mode)
         else:
             strong = nullcontext(lambda: _strong_ceiling(fit, tune, test, query_label, mode))

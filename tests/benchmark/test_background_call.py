@@ -64,6 +64,8 @@ def test_an_unguarded_script_gets_the_same_validity_figures(tmp_path):
     script.write_text(textwrap.dedent("""
         import json, sys, threading, time
         import gradebench as gb
+        import gradebench.experiments.validity as validity
+        validity.BACKGROUND_MIN_ROWS = 0  # the demo is small: fit the ceiling in a worker all the same
         if sys.argv[2] == "thread":  # a running thread: no fork, the fit runs in this process
             threading.Thread(target=time.sleep, args=(60,), daemon=True).start()
         r = gb.build("demo", out=sys.argv[1], progress=False, resplit=(50, 0, 50), validate=False)
@@ -88,7 +90,19 @@ def test_a_large_benchmark_fits_the_strong_ceiling_here_with_the_same_figures(tm
     from gradebench.experiments.build import add_validity
 
     built = gb.build("demo", out=tmp_path, progress=False, resplit=(50, 0, 50), validate=False)
-    monkeypatch.setattr(validity, "BACKGROUND_MAX_ROWS", 0)  # every benchmark counts as large
+    monkeypatch.setattr(validity, "BACKGROUND_MIN_ROWS", 0)
+    monkeypatch.setattr(validity, "BACKGROUND_MAX_ROWS", 100)  # the demo's 240 rows count as large
     monkeypatch.setattr("gradebench.benchmark.workers.background_call",
                         lambda *a: pytest.fail("a large benchmark must not start a worker"))
+    assert add_validity(Path(built.path)) == built.validity
+
+
+def test_a_small_benchmark_fits_the_strong_ceiling_here(tmp_path, monkeypatch):
+    """Below BACKGROUND_MIN_ROWS starting a worker costs more than the fit."""
+    import gradebench as gb
+    from gradebench.experiments.build import add_validity
+
+    built = gb.build("demo", out=tmp_path, progress=False, resplit=(50, 0, 50), validate=False)
+    monkeypatch.setattr("gradebench.benchmark.workers.background_call",
+                        lambda *a: pytest.fail("a small benchmark must not start a worker"))
     assert add_validity(Path(built.path)) == built.validity
