@@ -38,6 +38,7 @@ import numpy as np
 
 from gradebench.errors import InvalidArgumentError, RecordError, UnknownNameError
 from gradebench.experiments.conventions import PROBE, TEST, TEST_RESAMPLES
+from gradebench.experiments.perquery import align, mean_of_defined
 from gradebench.experiments.record import EvalRecord, json_float
 from gradebench.experiments.render import Board, Leaderboard, Row
 from gradebench.experiments.store import list_records, read_per_query_arrays
@@ -241,27 +242,8 @@ def _per_query(record: EvalRecord, metric: str, cache: Cache) -> tuple[list[str]
 
 def _per_query_matrix(records: list[EvalRecord], metric: str, cache: Cache) -> tuple[np.ndarray, np.ndarray]:
     """``(query_ids, [n_queries, n_seeds] values)`` over the queries every seed has, in the first seed's order."""
-    frames = [_per_query(r, metric, cache) for r in records]
-    ids = frames[0][0]
-    if all(f[0] == ids for f in frames[1:]):  # the usual case: every seed scored the same queries
-        return np.asarray(ids, dtype=object), np.column_stack([f[1] for f in frames]).astype(np.float64)
-    shared = set(ids)
-    for f in frames[1:]:
-        shared &= set(f[0])
-    ids = list(dict.fromkeys(q for q in ids if q in shared))
-    columns = []
-    for f_ids, f_values in frames:
-        where = {q: i for i, q in enumerate(f_ids)}
-        columns.append(f_values[[where[q] for q in ids]] if ids else np.zeros(0))
+    ids, columns = align([_per_query(r, metric, cache) for r in records])
     return np.asarray(ids, dtype=object), np.column_stack(columns).astype(np.float64)
-
-
-def _seed_mean(values: np.ndarray) -> np.ndarray:
-    ok = ~np.isnan(values)
-    counts = ok.sum(axis=1)
-    sums = np.where(ok, values, 0.0).sum(axis=1)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return np.where(counts > 0, sums / np.maximum(counts, 1), np.nan)
 
 
 def _system(sid: str, records: list[EvalRecord], sort_by: str, cache: Cache, draws: BootstrapDraws) -> dict[str, Any]:
@@ -284,11 +266,11 @@ def _system(sid: str, records: list[EvalRecord], sort_by: str, cache: Cache, dra
             entry.update(ci_low=min(lows) if full else None, ci_high=max(highs) if full else None)
         else:
             _, values = _per_query_matrix(records, name, cache)
-            entry.update(_seed_averaged_ci(_seed_mean(values), first, draws))
+            entry.update(_seed_averaged_ci(mean_of_defined(values, axis=1), first, draws))
         metrics[name] = entry
     if sort_by in first.metrics and first.metrics[sort_by].level == "query":
         ids, values = _per_query_matrix(records, sort_by, cache)
-        per_query_sort = (ids, _seed_mean(values))
+        per_query_sort = (ids, mean_of_defined(values, axis=1))
     n_queries = min(r.benchmark.n_queries for r in records)
     return {"system_id": sid[:16], "system": system_label(first), "records": records, "metrics": metrics,
             "per_query": per_query_sort, "n_queries": n_queries}

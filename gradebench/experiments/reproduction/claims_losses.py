@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from gradebench.experiments.perquery import mean_of_defined
 from gradebench.experiments.reproduction import papers as P
 from gradebench.experiments.reproduction.compare import (
     aligned,
@@ -146,17 +147,8 @@ def family_means(ev: Evidence, fams: dict[str, list[System]], metric: str
     systems = [s for group in fams.values() for s in group]
     _, values, seeds = aligned(ev, systems, metric)
     by_label = {s.label: values[i] for i, s in enumerate(systems)}
-    means = {fam: nanmean_rows(np.vstack([by_label[s.label] for s in group])) for fam, group in fams.items() if group}
+    means = {fam: mean_of_defined(np.vstack([by_label[s.label] for s in group]), axis=0) for fam, group in fams.items() if group}
     return means, by_label, seeds
-
-
-def nanmean_rows(stack: np.ndarray) -> np.ndarray:
-    """``[k, n]`` -> ``[n]``: the mean of each column's defined values (NaN where none is)."""
-    ok = ~np.isnan(stack)
-    counts = ok.sum(axis=0)
-    sums = np.where(ok, stack, 0.0).sum(axis=0)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return np.where(counts > 0, sums / np.maximum(counts, 1), np.nan)
 
 
 def families(ev: Evidence, alpha: float) -> ClaimResult:

@@ -7,6 +7,7 @@ from collections.abc import Callable
 
 import numpy as np
 
+from gradebench.experiments.perquery import align, mean_of_defined
 from gradebench.experiments.reproduction import papers as P
 from gradebench.experiments.reproduction.claims_losses import main_scorer, sweep_hint
 from gradebench.experiments.reproduction.compare import (
@@ -32,19 +33,8 @@ def per_query_means(ev: Evidence, system: System, fn: Callable[[Dense], np.ndarr
                     ) -> tuple[list[str], np.ndarray]:
     """``fn(dense) -> [n_queries, k]`` per seed, averaged over the seeds (NaN omitted) on the queries
     every seed has: ``(query ids, [n_queries, k])``."""
-    frames = []
-    for r in system.records:
-        d = ev.dense(r)
-        frames.append((list(d.query_ids), fn(d)))
-    shared = set(frames[0][0])
-    for ids, _ in frames[1:]:
-        shared &= set(ids)
-    ids = [q for q in frames[0][0] if q in shared]
-    stack = np.stack([vals[[{q: i for i, q in enumerate(f_ids)}[q] for q in ids]] for f_ids, vals in frames])
-    ok = ~np.isnan(stack)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        mean = np.where(ok.any(axis=0), np.where(ok, stack, 0.0).sum(axis=0) / np.maximum(ok.sum(axis=0), 1), np.nan)
-    return ids, mean
+    ids, values = align([(list(d.query_ids), fn(d)) for d in map(ev.dense, system.records)])
+    return ids, mean_of_defined(np.stack(values), axis=0)
 
 
 # -- 5. seeds/001 WorldTree --------------------------------------------------------------------------

@@ -21,6 +21,7 @@ import numpy as np
 
 from gradebench.errors import InvalidArgumentError
 from gradebench.experiments.conventions import TEST_RESAMPLES
+from gradebench.experiments.perquery import align, mean_of_defined
 from gradebench.experiments.record import json_float
 from gradebench.experiments.reproduction.data import Evidence, System
 from gradebench.experiments.reproduction.model import Figure, Step
@@ -36,30 +37,15 @@ CorpusStatistic = Callable[[np.ndarray], np.ndarray]
 
 def mean_over_seeds(values: np.ndarray) -> np.ndarray:
     """``[n, S]`` -> ``[n]``: the mean of each row's defined values (NaN where none is)."""
-    ok = ~np.isnan(values)
-    counts = ok.sum(axis=1)
-    sums = np.where(ok, values, 0.0).sum(axis=1)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return np.where(counts > 0, sums / np.maximum(counts, 1), np.nan)
+    return mean_of_defined(values, axis=1)
 
 
 def seed_matrix(ev: Evidence, system: System, metric: str,
                 seeds: Sequence[int] | None = None) -> tuple[list[str], np.ndarray]:
     """``(query ids, [n_queries, n_seeds])`` over the queries every chosen seed has (first seed's order)."""
     records = [r for r in system.records if seeds is None or r.system_seed in seeds]
-    frames = [ev.per_query(r, metric) for r in records]
-    ids = frames[0][0]
-    if all(f[0] == ids for f in frames[1:]):
-        return list(ids), np.column_stack([f[1] for f in frames]).astype(np.float64)
-    shared = set(ids)
-    for f in frames[1:]:
-        shared &= set(f[0])
-    ids = [q for q in dict.fromkeys(ids) if q in shared]
-    cols = []
-    for f_ids, f_vals in frames:
-        where = {q: i for i, q in enumerate(f_ids)}
-        cols.append(f_vals[[where[q] for q in ids]] if ids else np.zeros(0))
-    return ids, np.column_stack(cols).astype(np.float64)
+    ids, columns = align([ev.per_query(r, metric) for r in records])
+    return ids, np.column_stack(columns).astype(np.float64)
 
 
 def figure(ev: Evidence, system: System, metric: str) -> Figure:
@@ -114,15 +100,8 @@ def aligned(ev: Evidence, systems: Sequence[System], metric: str) -> tuple[list[
     """``(query ids, [n_systems, n_queries] seed-averaged values, seeds used)`` on the queries every
     system has, over the seeds they all have (each its own seeds when they share none)."""
     seeds = common_seeds(systems)
-    frames = [seed_matrix(ev, s, metric, seeds or None) for s in systems]
-    shared = set(frames[0][0])
-    for ids, _ in frames[1:]:
-        shared &= set(ids)
-    ids = [q for q in frames[0][0] if q in shared]
-    rows = []
-    for f_ids, matrix in frames:
-        where = {q: i for i, q in enumerate(f_ids)}
-        rows.append(mean_over_seeds(matrix[[where[q] for q in ids]]) if ids else np.zeros(0))
+    ids, matrices = align([seed_matrix(ev, s, metric, seeds or None) for s in systems])
+    rows = [mean_over_seeds(matrix) for matrix in matrices]
     return ids, np.vstack(rows) if rows else np.zeros((0, 0)), seeds
 
 
@@ -183,18 +162,7 @@ def seed_rows(ev: Evidence, system: System, seeds: Sequence[int],
     """``(query ids, [n_queries, n_seeds, n_fields])``: ``per_query_rows(dense) -> [n_queries, n_fields]``
     of each chosen seed's predictions, on the queries every seed has."""
     records = [r for r in system.records if r.system_seed in seeds]
-    frames = []
-    for r in records:
-        d = ev.dense(r)
-        frames.append((list(d.query_ids), per_query_rows(d)))
-    shared = set(frames[0][0])
-    for ids, _ in frames[1:]:
-        shared &= set(ids)
-    ids = [q for q in frames[0][0] if q in shared]
-    stacked = []
-    for f_ids, rows in frames:
-        where = {q: i for i, q in enumerate(f_ids)}
-        stacked.append(rows[[where[q] for q in ids]])
+    ids, stacked = align([(list(d.query_ids), per_query_rows(d)) for d in map(ev.dense, records)])
     return ids, np.stack(stacked, axis=1)
 
 
