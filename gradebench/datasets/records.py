@@ -2,41 +2,13 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 
 #: Output split names (Hugging Face convention). Readers map source names onto these
 #: (e-SNLI's ``dev`` becomes ``validation``).
 SPLITS = ("train", "validation", "test")
 
 
-def compact_pickle(cls: type) -> type:
-    """Pickle a dataclass (and its dataclass subclasses) as its class and field values.
-
-    Work units cross a pipe to the build workers in their millions. A ``slots=True``
-    dataclass pickles through ``dataclasses``' generic ``__getstate__``, which lists the
-    fields again for every object (1.8 s of the parent's time per 100,000 e-SNLI queries);
-    here each object is one tuple of its ``__init__`` arguments, in order.
-    """
-    by_class: dict[type, tuple[str, ...]] = {}
-
-    def names_of(kind: type) -> tuple[str, ...]:
-        names = by_class.get(kind)
-        if names is None:
-            if any(not f.init or f.kw_only for f in fields(kind)):
-                raise TypeError(f"{kind.__name__}: every field must be a positional __init__ argument")
-            names = by_class[kind] = tuple(f.name for f in fields(kind))
-        return names
-
-    def __reduce__(self):  # noqa: N807 - the pickle protocol's name
-        kind = type(self)
-        return kind, tuple([getattr(self, n) for n in names_of(kind)])
-
-    names_of(cls)
-    cls.__reduce__ = __reduce__
-    return cls
-
-
-@compact_pickle
 @dataclass(frozen=True, slots=True)
 class NLIExample:
     """One premise/hypothesis pair with its label and human explanations, as read.

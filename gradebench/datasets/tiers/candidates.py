@@ -12,14 +12,13 @@ from dataclasses import dataclass, field
 from hashlib import sha256
 
 from gradebench.datasets.base import GradedColumns
-from gradebench.datasets.records import NLIExample, compact_pickle
+from gradebench.datasets.records import NLIExample
 from gradebench.datasets.tiers.fill import Part, Template
 from gradebench.datasets.tiers.scoring import Adjuster, base_score, words
 from gradebench.datasets.tiers.spec import TieredSection, TierSpec
 from gradebench.hashing import choice_index, key_digest, uniform_from_digest
 
 
-@compact_pickle
 @dataclass(frozen=True, slots=True)
 class Query:
     """A source example accepted for the benchmark: a self-contained unit of work.
