@@ -96,6 +96,24 @@ def test_manifest_argument_equals_manifest_file(demo_benchmark, demo_report):
     assert validate_folder(demo_benchmark, manifest=manifest).summary() == demo_report.summary()
 
 
+def test_batches_are_not_fingerprinted_and_the_threshold_is_put_back(demo_benchmark, demo_report, monkeypatch):
+    """great-expectations' md5 of every batch is skipped (a quarter of the time), the report is the same,
+    and its module constant is as it was afterwards (also when validation raises)."""
+    from great_expectations.execution_engine import pandas_execution_engine as engine
+
+    def fail(df):
+        raise AssertionError("a batch was fingerprinted")
+
+    monkeypatch.setattr(engine, "hash_pandas_dataframe", fail)
+    before = engine.HASH_THRESHOLD
+    assert validate_folder(demo_benchmark).summary() == demo_report.summary()
+    assert engine.HASH_THRESHOLD == before
+    monkeypatch.setattr("gradebench.benchmark.validate._frames", lambda table: 1 / 0)
+    with pytest.raises(ZeroDivisionError):
+        validate_folder(demo_benchmark)
+    assert engine.HASH_THRESHOLD == before
+
+
 def test_great_expectations_not_imported_with_the_module():
     assert modules_loaded_by("import gradebench.benchmark.validate", "great_expectations")[0] == []
 
