@@ -14,7 +14,7 @@ from typing import Any
 from gradebench.errors import InvalidArgumentError, SourceNotFoundError
 
 _CHUNK = 1 << 20
-_UNIT = 2.0**-53
+UNIT = 2.0**-53
 
 
 def canonical_json(obj: Any) -> str:
@@ -64,12 +64,12 @@ def key_digest(*parts: str) -> bytes:
 
 def uniform(*parts: str) -> float:
     """A uniform draw in [0, 1) determined by ``parts`` (53 bits from their sha256)."""
-    return (int.from_bytes(key_digest(*parts)[:8], "big") >> 11) * _UNIT
+    return (int.from_bytes(key_digest(*parts)[:8], "big") >> 11) * UNIT
 
 
 def uniform_from_digest(digest: bytes, offset: int = 0) -> float:
     """The uniform in [0, 1) stored in bytes ``offset:offset+8`` of a digest."""
-    return (int.from_bytes(digest[offset : offset + 8], "big") >> 11) * _UNIT
+    return (int.from_bytes(digest[offset : offset + 8], "big") >> 11) * UNIT
 
 
 def choice_index(n: int, *parts: str) -> int:

@@ -45,12 +45,12 @@ def columns_to_tables(
     }
     score = np.asarray(batch.scores, dtype=np.float64)
     c_arrays = {
-        "candidate_id": pa.array(batch.candidate_ids, pa.string()),
-        "candidate": pa.array(batch.candidates, pa.string()),
+        "candidate_id": _arrow(batch.candidate_ids, pa.string()),
+        "candidate": _arrow(batch.candidates, pa.string()),
         "score": pa.array(score, pa.float64()),
-        "relevance": pa.array(batch.relevance, pa.int16()),
-        "tier": pa.array(batch.tiers, pa.string()),
-        **{c.name: pa.array(values, c.type) for c, values in zip(c_cols, batch.candidate_extra)},
+        "relevance": _arrow(batch.relevance, pa.int16()),
+        "tier": _arrow(batch.tiers, pa.string()),
+        **{c.name: _arrow(values, c.type) for c, values in zip(c_cols, batch.candidate_extra)},
     }
     feats = {
         "score": score,
@@ -87,3 +87,10 @@ def columns_to_tables(
         values = {n: v if whole else v[q_take] for n, v in stat_values.items()}
         out[split] = (pa.table(data), RowFeatures(counts=q_counts, query_values=values, **part))
     return out
+
+
+def _arrow(values, type_: pa.DataType) -> pa.Array:
+    """``values`` (a list, a numpy array or an Arrow array) as an Arrow array of ``type_``."""
+    if isinstance(values, pa.Array):
+        return values if values.type == type_ else values.cast(type_)
+    return pa.array(values, type_)

@@ -102,6 +102,9 @@ class GradedColumns:
     with the query (see :class:`GradedList`), for the build stats. ``query_extra`` and
     ``candidate_extra`` hold one list per builder column of that level, in declared order.
 
+    A per-candidate field may also be a numpy array, or an Arrow array for the string ones
+    (what the tiered builders fill a batch with at once); :meth:`empty` starts with lists.
+
     A builder that makes its lists row by row returns them from :meth:`Builder.make_lists`;
     one that can fill columns directly (the tiered NLI builders) overrides
     :meth:`Builder.make_columns` and skips the per-list objects.

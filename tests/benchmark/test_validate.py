@@ -23,7 +23,6 @@ from gradebench.benchmark.validate import (
     tier_score_bounds,
     validate_folder,
 )
-from gradebench.datasets.tiers.scoring import Adjuster
 from gradebench.errors import BenchmarkError
 from gradebench.experiments.build import build
 from tests.conftest import modules_loaded_by, shared_data
@@ -348,12 +347,16 @@ def test_build_with_validation_records_the_summary(tmp_path, demo_report):
 
 
 def test_build_refuses_a_benchmark_with_scores_above_one(tmp_path, monkeypatch):
-    # Algorithm 1 without its final clip: gold candidates with bonuses score above 1
-    def unclipped(self, base, flags):
-        label_match, keyword, overlap, short, gibberish = flags
-        return base + 0.3 * label_match + 0.3 * keyword + 0.3 * overlap
+    # scoring without Algorithm 1's final clip: candidates with bonuses score above 1
+    from gradebench.datasets.tiers.candidates import CandidateBuilder
 
-    monkeypatch.setattr(Adjuster, "adjust", unclipped)
+    original = CandidateBuilder.candidate_columns
+
+    def unclipped(self, units):
+        c = original(self, units)
+        return dataclasses.replace(c, scores=c.scores + 0.3)
+
+    monkeypatch.setattr(CandidateBuilder, "candidate_columns", unclipped)
     with pytest.raises(BenchmarkError, match=r"fails validation: score within \[0, 1\] failed on \d+ of 240 rows"):
         build("demo", out=tmp_path, progress=False, validate=True, workers=1)
     assert not [p for p in (tmp_path / "demo").rglob("*") if p.name != ".staging"]  # no folder left

@@ -98,17 +98,22 @@ class TieredNLIBuilder(Builder):
 
     def make_columns(self, units: Sequence[Query]) -> GradedColumns:
         """The batch's lists straight into columns (no per-list objects; equal to :meth:`make_lists`)."""
-        cb = CandidateBuilder(self.recipe)
         template = self.recipe.query_template
         out = GradedColumns.empty(self.columns)
-        for q in units:
-            ex = q.example
-            query = template.format(premise=ex.premise, hypothesis=ex.hypothesis, label=ex.label)
-            cb.append(q, out, query, self.query_values(q))
+        texts = [template.format(premise=q.example.premise, hypothesis=q.example.hypothesis, label=q.example.label)
+                 for q in units]
+        self._candidate_builder().append_batch(units, out, texts, [self.query_values(q) for q in units])
         return out
 
+    def _candidate_builder(self) -> CandidateBuilder:
+        """One per builder: its template and text caches serve every batch a worker builds."""
+        cb = self.__dict__.get("_cb")
+        if cb is None or cb.recipe is not self.recipe:
+            cb = self.__dict__["_cb"] = CandidateBuilder(self.recipe)
+        return cb
+
     def make_lists(self, units: Sequence[Query]) -> list[GradedList]:
-        cb = CandidateBuilder(self.recipe)
+        cb = self._candidate_builder()
         template = self.recipe.query_template
         out = []
         for q in units:

@@ -11,12 +11,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from hashlib import sha256
 
+import numpy as np
+import pyarrow as pa
+
 from gradebench.datasets.base import GradedColumns
 from gradebench.datasets.records import NLIExample
 from gradebench.datasets.tiers.fill import Part, Template
-from gradebench.datasets.tiers.scoring import Adjuster, base_score, words
+from gradebench.datasets.tiers.scoring import Adjuster, words
 from gradebench.datasets.tiers.spec import TieredSection, TierSpec
-from gradebench.hashing import choice_index, key_digest, uniform_from_digest
+from gradebench.hashing import UNIT, choice_index, key_digest
 
 
 @dataclass(frozen=True, slots=True)
@@ -166,6 +169,7 @@ class CandidateBuilder:
             for t in recipe.tiers
         }
         self._parts: dict[str, Part] = {}
+        self._ids: dict[tuple[str, str, int], str] = {}
         #: the text of a template without premise or hypothesis, per (tier, key, index, label, claimed)
         self._literal: dict[tuple[str, str, int, str, str], tuple] = {}
         #: the labels other than each label, in recipe order (what a wrong-label tier claims)
@@ -225,24 +229,35 @@ class CandidateBuilder:
         start = _pick(len(options), f"{self.ns}\x1ftemplate\x1f{q.query_id}\x1f{name}")
         if "premise" not in values:
             values.update(premise=Part.of(ex.premise.strip()), hypothesis=Part.of(ex.hypothesis.strip()))
-        values["label"] = self._part(ex.label)
-        values["claimed_label"] = self._part(claimed)
+        labelled = False  # values' label parts are set once a text needs them
         out = []
         for slot in range(tier.count):
             j = (start + slot) % len(options)
             template = options[j]
-            if "premise" in template.fields or "hypothesis" in template.fields:
+            if template.quotes:
+                if not labelled:
+                    values["label"], values["claimed_label"], labelled = self._part(ex.label), self._part(claimed), True
                 text, cand_words = template.fill(values)
-                out.append((text, cand_words, f"{name}/{key}/{j}", None, "template"))
+                out.append((text, cand_words, self._template_id(name, key, j), None, "template"))
                 continue
             # the same few texts again and again: text, id and words come from caches
             cache_key = (name, key, j, ex.label, claimed)
             cached = self._literal.get(cache_key)
             if cached is None:
+                if not labelled:
+                    values["label"], values["claimed_label"], labelled = self._part(ex.label), self._part(claimed), True
                 text = "".join(p.text if isinstance(p, Part) else values[p].text for p in template.pieces)
-                cached = self._literal[cache_key] = (text, None, f"{name}/{key}/{j}", None, "template")
+                cached = self._literal[cache_key] = (text, None, self._template_id(name, key, j), None, "template")
             out.append(cached)
         return out
+
+    def _template_id(self, tier: str, key: str, index: int) -> str:
+        """``tier/key/index``, made once per template."""
+        k = (tier, key, index)
+        tid = self._ids.get(k)
+        if tid is None:
+            tid = self._ids[k] = f"{tier}/{key}/{index}"
+        return tid
 
     # -- rows --------------------------------------------------------------------------------
     def rows(self, q: Query) -> list[tuple]:
@@ -257,104 +272,177 @@ class CandidateBuilder:
         One sha256 per candidate, over (seed namespace, query id, tier, slot, text), gives its
         base-score draw (bytes 0-7), its id (bytes 8-15) and its sort key (bytes 16-23): with
         ``shuffle_candidates`` rows are ordered by that key, so position never reveals the tier.
+        The rows are :meth:`candidate_columns` of the query alone, so there is one scoring path.
         """
-        keyed, vocab = self._keyed_rows(q)
-        return [row for _, row in keyed], vocab
-
-    def append(self, q: Query, out: GradedColumns, query_text: str, query_extra: tuple) -> None:
-        """Add the query and its candidate rows (:meth:`rows_and_vocab`) to a batch in columns."""
-        keyed, _ = self._keyed_rows(q)
-        out.query_ids.append(q.query_id)
-        out.queries.append(query_text)
-        out.counts.append(len(keyed))
-        for col, value in zip(out.query_extra, query_extra):
-            col.append(value)
-        src, tid, origin = out.candidate_extra
-        for _, (cid, text, score, rel, tier, csrc, template_id, org, n_words, overlap) in keyed:
-            out.candidate_ids.append(cid)
-            out.candidates.append(text)
-            out.scores.append(score)
-            out.relevance.append(rel)
-            out.tiers.append(tier)
-            src.append(csrc)
-            tid.append(template_id)
-            origin.append(org)
-            out.human.append(1 if org == "human" else 0)
-            out.n_words.append(n_words)
-            out.overlap.append(overlap)
-
-    def _keyed_rows(self, q: Query) -> tuple[list[tuple[bytes, tuple]], frozenset[str]]:
-        """The rows of :meth:`rows_and_vocab` with their sort keys, sorted when the recipe shuffles."""
+        c = self.candidate_columns([q])
         ex = q.example
-        # the stripped texts the templates quote; their words are those of the texts as read
-        premise, hypothesis = Part.of(ex.premise.strip()), Part.of(ex.hypothesis.strip())
-        values = {"premise": premise, "hypothesis": hypothesis}
-        vocab = frozenset(premise.words) | frozenset(hypothesis.words)
-        n_vocab = len(vocab)
-        shuffle = self.recipe.shuffle_candidates
-        label = ex.label
-        mode = self.recipe.scoring.mode
+        vocab = frozenset(words(ex.premise.strip())) | frozenset(words(ex.hypothesis.strip()))
+        rows = list(zip(c.ids.to_pylist(), c.texts, c.scores.tolist(), c.relevance.tolist(), c.tiers,
+                        c.sources, c.template_ids, c.origins, c.n_words.tolist(), c.overlap.tolist()))
+        return rows, vocab
+
+    def append_batch(self, units: Sequence[Query], out: GradedColumns, query_texts: Sequence[str],
+                     query_values: Sequence[tuple]) -> None:
+        """Add the queries of a batch (their texts and query-level column values) and their rows to ``out``.
+
+        ``out`` must be empty: its candidate columns become the batch's arrays.
+        """
+        if out.candidates:
+            raise ValueError("append_batch fills an empty GradedColumns")
+        c = self.candidate_columns(units)
+        out.query_ids.extend(q.query_id for q in units)
+        out.queries.extend(query_texts)
+        out.counts.extend(c.counts)
+        for col, values in zip(out.query_extra, zip(*query_values) if query_values else ()):
+            col.extend(values)
+        out.candidate_ids = c.ids
+        out.candidates = c.texts
+        out.scores = c.scores
+        out.relevance = c.relevance
+        out.tiers = c.tiers
+        out.candidate_extra = [c.sources, c.template_ids, c.origins]
+        out.human = (c.origins_array == "human").astype(np.int8) if len(c.texts) else np.zeros(0, np.int8)
+        out.n_words = c.n_words
+        out.overlap = c.overlap
+
+    def candidate_columns(self, units: Sequence[Query]) -> CandidateColumns:
+        """The candidate rows of a batch of queries in columns, each query's rows in output order.
+
+        Per candidate, in Python: its text (:meth:`_candidates`), its sha256, its words' count and
+        overlap with the query, and Algorithm 1's query-independent flags (cached per literal
+        template text). Then for the whole batch at once, in numpy: base draws, adjustments and
+        clipping (the same float operations in the same order as :class:`.scoring.Adjuster`, so
+        the same bits), ids, and the order of each query's rows.
+        """
+        recipe = self.recipe
+        tiers = recipe.tiers
+        mode = recipe.scoring.mode
         adj = self.adjuster if mode == "algorithm1" else None
-        label_words = adj.label_words.get(label, ()) if adj is not None else ()
-        # key_digest(ns, "candidate", query id, tier, slot, text): the parts joined by \x1f
-        prefix = f"{self.ns}\x1fcandidate\x1f{q.query_id}\x1f"
-        keyed = []
-        for tier in self.recipe.tiers:
-            name = tier.name
-            rel = tier.relevance
-            lo, hi = tier.score_range
-            tier_prefix = f"{prefix}{name}\x1f"
-            for slot, (text, composed, template_id, cand_src, origin) in enumerate(self._candidates(q, tier, values)):
-                digest = sha256(f"{tier_prefix}{slot}\x1f{text}".encode()).digest()
-                static = None
-                if composed is None and template_id is not None:  # a literal template's text
-                    static = self._static.get((name, label, text))
-                    if static is None:
-                        static = self._static[(name, label, text)] = self._static_figures(name, label, text)
-                    n_words, word_set = static[0], static[1]
-                else:
-                    word_set = frozenset(composed) if composed is not None else None
-                    if word_set is None:
-                        composed = words(text)
-                        word_set = frozenset(composed)
-                    n_words = len(composed)
-                overlap = len(vocab & word_set) / n_vocab if n_vocab else 0.0
-                if mode == "grade":
-                    score = rel / self.max_relevance
-                else:
-                    score = base_score(uniform_from_digest(digest), lo, hi)
-                    if adj is not None:
+        need_flags = adj is not None
+        ns = self.ns
+        digests: list[bytes] = []
+        texts: list[str] = []
+        sources: list[str | None] = []
+        template_ids: list[str | None] = []
+        origins: list[str] = []
+        tier_index: list[int] = []
+        n_words_l: list[int] = []
+        overlaps: list[float] = []
+        flag_bits: list[int] = []
+        counts: list[int] = []
+        add_digest, add_text, add_source = digests.append, texts.append, sources.append
+        add_tid, add_origin, add_tier = template_ids.append, origins.append, tier_index.append
+        add_n, add_overlap, add_flags = n_words_l.append, overlaps.append, flag_bits.append
+        static_cache = self._static
+        flags_of = self._flag_bits
+        for q in units:
+            ex = q.example
+            # the stripped texts the templates quote; their words are those of the texts as read
+            premise, hypothesis = Part.of(ex.premise.strip()), Part.of(ex.hypothesis.strip())
+            values = {"premise": premise, "hypothesis": hypothesis}
+            vocab = frozenset(premise.words) | frozenset(hypothesis.words)
+            n_vocab = len(vocab)
+            label = ex.label
+            label_words = adj.label_words.get(label, ()) if need_flags else ()
+            # key_digest(ns, "candidate", query id, tier, slot, text): the parts joined by \x1f
+            prefix = f"{ns}\x1fcandidate\x1f{q.query_id}\x1f"
+            before = len(texts)
+            for t_i, tier in enumerate(tiers):
+                name = tier.name
+                tier_prefix = f"{prefix}{name}\x1f"
+                for slot, (text, composed, template_id, cand_src, origin) in enumerate(
+                        self._candidates(q, tier, values)):
+                    add_digest(sha256(f"{tier_prefix}{slot}\x1f{text}".encode()).digest())
+                    if composed is None and template_id is not None:  # a literal template's text
+                        static = static_cache.get((name, label, text))
                         if static is None:
-                            static = (n_words, word_set, *self._flags(adj, name, label_words, word_set, n_words))
-                        score = adj.adjust(
-                            score, (static[2], static[3], overlap > adj.overlap_threshold, static[4], static[5])
-                        )
-                keyed.append((
-                    digest[16:24] if shuffle else b"",
-                    (digest[8:16].hex(), text, score, rel, name, cand_src, template_id, origin, n_words, overlap),
-                ))
-        if shuffle:
-            keyed.sort(key=_first)
-        return keyed, vocab
+                            static = static_cache[(name, label, text)] = self._static_figures(name, label, text)
+                        n_words, word_set, bits = static
+                    else:
+                        if composed is None:
+                            composed = words(text)
+                        word_set = frozenset(composed)
+                        n_words = len(composed)
+                        bits = flags_of(adj, name, label_words, word_set, n_words) if need_flags else 0
+                    add_text(text)
+                    add_source(cand_src)
+                    add_tid(template_id)
+                    add_origin(origin)
+                    add_tier(t_i)
+                    add_n(n_words)
+                    add_overlap(len(vocab & word_set) / n_vocab if n_vocab else 0.0)
+                    add_flags(bits)
+            counts.append(len(texts) - before)
+        return self._finish_columns(digests, texts, sources, template_ids, origins, tier_index, n_words_l,
+                                    overlaps, flag_bits, counts)
 
+    def _finish_columns(self, digests, texts, sources, template_ids, origins, tier_index, n_words_l, overlaps,
+                        flag_bits, counts) -> CandidateColumns:
+        """Scores, ids and the output order of the rows :meth:`candidate_columns` collected."""
+        recipe = self.recipe
+        tiers = recipe.tiers
+        n = len(texts)
+        t_i = np.asarray(tier_index, dtype=np.intp)
+        rel = np.asarray([t.relevance for t in tiers], dtype=np.int64)[t_i]
+        digest = np.frombuffer(b"".join(digests), dtype=np.uint8).reshape(n, 32)
+        key = digest.view(">u8")  # 4 big-endian words a row: draw, id, sort key, unused
+        mode = recipe.scoring.mode
+        if mode == "grade":
+            score = rel / self.max_relevance
+        else:
+            lo = np.asarray([t.score_range[0] for t in tiers], dtype=np.float64)[t_i]
+            hi = np.asarray([t.score_range[1] for t in tiers], dtype=np.float64)[t_i]
+            u = (key[:, 0] >> np.uint64(11)).astype(np.float64) * UNIT
+            score = lo + u * (hi - lo)  # base_score, element by element
+            adj = self.adjuster if mode == "algorithm1" else None
+            if adj is not None:  # Adjuster.adjust, element by element (x + 0.0 is x)
+                bits = np.asarray(flag_bits, dtype=np.int8)
+                over = np.asarray(overlaps, dtype=np.float64) > adj.overlap_threshold
+                score = score + np.where(bits & 1 != 0, adj.label_match_bonus, 0.0)
+                score = score + np.where(bits & 2 != 0, adj.keyword_bonus, 0.0)
+                score = score + np.where(over, adj.overlap_bonus, 0.0)
+                score = score - np.where(bits & 4 != 0, adj.short_penalty, 0.0)
+                score = score - np.where(bits & 8 != 0, adj.gibberish_penalty, 0.0)
+                score = np.minimum(1.0, np.maximum(0.0, score))
+        hex_id = np.ascontiguousarray(_HEX[digest[:, 8:16]]).view("S16").reshape(n)
+        ids = pa.StringArray.from_buffers(n, pa.py_buffer(np.arange(0, 16 * n + 1, 16, dtype=np.int32)),
+                                          pa.py_buffer(hex_id.tobytes()))
+        names = [t.name for t in tiers]
+        n_words = np.asarray(n_words_l, dtype=np.int32)
+        overlap = np.asarray(overlaps, dtype=np.float64)
+        if recipe.shuffle_candidates and n:
+            query = np.repeat(np.arange(len(counts)), counts)
+            order = np.lexsort((key[:, 2], query))  # stable: a query's rows by their sort key
+            ids = ids.take(pa.array(order))
+            pick = order.tolist()
+            texts, sources, template_ids, origins, tier_index = (
+                list(map(col.__getitem__, pick)) for col in (texts, sources, template_ids, origins, tier_index))
+            score, rel, n_words, overlap = score[order], rel[order], n_words[order], overlap[order]
+        return CandidateColumns(
+            ids=ids, texts=texts, scores=np.asarray(score, dtype=np.float64), relevance=rel,
+            tiers=[names[i] for i in tier_index], sources=sources, template_ids=template_ids, origins=origins,
+            origins_array=np.asarray(origins, dtype=object), n_words=n_words, overlap=overlap, counts=counts,
+        )
 
-    def _static_figures(self, tier: str, label: str, text: str) -> tuple:
-        """(word count, word set, label-word, keyword, short, gibberish flags) of a text."""
+    def _static_figures(self, tier: str, label: str, text: str) -> tuple[int, frozenset[str], int]:
+        """(word count, word set, Algorithm 1's query-independent flags as bits) of a text."""
         tokens = words(text)
         word_set = frozenset(tokens)
         adj = self.adjuster
         if adj is None:
-            return len(tokens), word_set
-        return len(tokens), word_set, *self._flags(adj, tier, adj.label_words.get(label, ()), word_set, len(tokens))
+            return len(tokens), word_set, 0
+        return len(tokens), word_set, self._flag_bits(adj, tier, adj.label_words.get(label, ()), word_set,
+                                                      len(tokens))
 
     @staticmethod
-    def _flags(adj: Adjuster, tier: str, label_words, word_set: frozenset[str], n_words: int) -> tuple:
-        """Algorithm 1's flags that do not depend on the query: label word, keyword, short, gibberish."""
+    def _flag_bits(adj: Adjuster, tier: str, label_words, word_set: frozenset[str], n_words: int) -> int:
+        """Algorithm 1's flags that do not depend on the query, as bits: label word 1, keyword 2,
+        short 4, gibberish 8."""
         return (
-            not word_set.isdisjoint(label_words),
-            not word_set.isdisjoint(adj.keywords),
-            tier in adj.short_tiers and n_words < adj.short_min_words,
-            tier not in adj.exempt_tiers and not word_set.isdisjoint(adj.gibberish),
+            (0 if word_set.isdisjoint(label_words) else 1)
+            | (0 if word_set.isdisjoint(adj.keywords) else 2)
+            | (4 if tier in adj.short_tiers and n_words < adj.short_min_words else 0)
+            | (8 if tier not in adj.exempt_tiers and not word_set.isdisjoint(adj.gibberish) else 0)
         )
 
 
@@ -363,5 +451,27 @@ def _pick(n: int, joined: str) -> int:
     return int.from_bytes(sha256(joined.encode()).digest()[:8], "big") % n
 
 
-def _first(kv: tuple) -> bytes:
-    return kv[0]
+#: the two hex digits of each byte value
+_HEX = np.array([f"{b:02x}".encode() for b in range(256)], dtype="S2")
+
+
+@dataclass(frozen=True, slots=True)
+class CandidateColumns:
+    """A batch's candidate rows in columns (each query's rows contiguous, in output order).
+
+    ``ids`` is an Arrow string array; ``origins_array`` holds ``origins`` as a numpy object
+    array; ``counts`` is each query's number of rows.
+    """
+
+    ids: pa.StringArray
+    texts: list[str]
+    scores: np.ndarray
+    relevance: np.ndarray
+    tiers: list[str]
+    sources: list[str | None]
+    template_ids: list[str | None]
+    origins: list[str]
+    origins_array: np.ndarray
+    n_words: np.ndarray
+    overlap: np.ndarray
+    counts: list[int]

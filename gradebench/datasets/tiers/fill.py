@@ -59,7 +59,7 @@ def join_words(parts: Sequence[Part]) -> list[str]:
 class Template:
     """A ``str.format`` template split into literal :class:`Part` s and placeholder names."""
 
-    __slots__ = ("text", "pieces", "fields")
+    __slots__ = ("text", "pieces", "fields", "quotes")
 
     def __init__(self, text: str) -> None:
         self.text = text
@@ -72,6 +72,8 @@ class Template:
         self.pieces = tuple(pieces)
         #: the placeholder names it uses
         self.fields = frozenset(p for p in pieces if isinstance(p, str))
+        #: whether it quotes the premise or the hypothesis (its text then differs per query)
+        self.quotes = "premise" in self.fields or "hypothesis" in self.fields
 
     def fill(self, values: Mapping[str, Part]) -> tuple[str, list[str]]:
         """The filled text (``text.format(**values' texts)``) and its words."""
