@@ -31,12 +31,12 @@ def lexical_features(lists: Lists) -> np.ndarray:
     bm25 = bm25_matrix(q_tok, c_tok, rows)
     q_sets = [set(t) for t in q_tok]
     q_bis = [bigrams(t) for t in q_tok]
-    out = np.zeros((len(c_tok), len(FEATURE_NAMES)))
+    feats = []
     for i, (r, toks) in enumerate(zip(rows.tolist(), c_tok)):
         cs, qs = set(toks), q_sets[r]
         shared = len(cs & qs)
         n_c, n_q = len(toks), len(q_tok[r])
-        out[i] = (
+        feats.append((
             n_c,
             n_q,
             n_c / max(n_q, 1),
@@ -49,7 +49,9 @@ def lexical_features(lists: Lists) -> np.ndarray:
             sum(t in NEGATIONS for t in toks),
             sum(t in REASONING for t in toks),
             sum(t in LABEL_WORDS for t in toks),
-            float(np.mean([len(t) for t in toks])) if toks else 0.0,
+            sum(map(len, toks)) / n_c if toks else 0.0,  # the mean word length (integers: exact sum)
             len(cs - qs),
-        )
-    return out
+        ))
+    if not feats:
+        return np.zeros((0, len(FEATURE_NAMES)))
+    return np.array(feats, dtype=np.float64)
