@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 WARNING = (
@@ -183,7 +184,7 @@ def render_card(manifest: dict[str, Any], builder: Any) -> str:
                 "| tier | n | score mean [min, max] | words (mean) | query overlap | human share |",
                 "|---|---|---|---|---|---|",
             ]
-        for name, t in a.get("tiers", {}).items():
+        for name, t in _in_order(a.get("tiers", {}), [n for n, _ in builder.tiers() or ()]):
             if not t.get("candidates"):
                 continue
             lines.append(
@@ -195,7 +196,7 @@ def render_card(manifest: dict[str, Any], builder: Any) -> str:
             "",
             "Shortcut probes (pairwise agreement with the grades of a ranking by one surface feature; "
             "0.5 = no signal, 1.0 = the feature alone solves it): "
-            + ", ".join(f"{k} {_fmt(v)}" for k, v in probes.items())
+            + ", ".join(f"{k} {_fmt(v)}" for k, v in _in_order(probes, PROBE_ORDER))
             + ".",
         ]
     v = manifest.get("validity")
@@ -251,3 +252,14 @@ def render_card(manifest: dict[str, Any], builder: Any) -> str:
             "",
         ]
     return "\n".join(lines)
+
+
+#: the shortcut probes in the order the build stats compute them (a manifest read back from
+#: disk has its keys sorted, so the card never follows a dict's order)
+PROBE_ORDER = ("length", "query_overlap", "human_authorship")
+
+
+def _in_order(d: dict[str, Any], order: Sequence[str]) -> list[tuple[str, Any]]:
+    """``d``'s items with the keys in ``order`` first, in that order, then the rest sorted."""
+    first = [(k, d[k]) for k in order if k in d]
+    return first + sorted((k, v) for k, v in d.items() if k not in set(order))

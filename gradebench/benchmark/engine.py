@@ -13,8 +13,8 @@ import os
 import sys
 import time
 from collections import Counter
-from collections.abc import Iterator, Sequence
-from contextlib import closing
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import AbstractContextManager, closing, nullcontext
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -253,6 +253,7 @@ def build(
     workers: int | None = None,
     progress: bool | None = None,
     validate: bool = True,
+    alongside: Callable[[Path, dict[str, Any]], AbstractContextManager[Callable[[], dict[str, Any]]]] | None = None,
 ) -> BuildResult:
     """Build a graded benchmark.
 
@@ -269,6 +270,11 @@ def build(
         progress: show a progress bar (default: when stderr is a TTY).
         validate: check the benchmark against its expectation suite before declaring it built
             (``gradebench validate``); a failing build is refused.
+        alongside: work on the written data that runs while it is validated (the validity
+            figures, which :mod:`gradebench.experiments` measures): called with the unfinished
+            folder and the manifest so far just before validation; the context manager it returns
+            yields a getter, called once validation has passed, whose keys are added to the
+            manifest (timed as ``validity``). Unused with ``validate=False`` or a cached build.
 
     Returns:
         :class:`BuildResult`; building into an existing, intact fingerprint folder is a no-op
@@ -388,16 +394,21 @@ def build(
         if validate:
             from gradebench.benchmark.validate import validate_folder
 
-            with timer.phase("validation"):
-                report = validate_folder(writer.tmp, manifest=manifest)
-            manifest["validation"] = report.summary()
-            if not report.success:
-                raise BenchmarkError(
-                    f"the built benchmark fails validation: {report.first_failure()}",
-                    path=target,
-                    hint=f"run `gradebench validate` on a --no-validate build for every failure; "
-                    f"fix the recipe or the builder {builder_cls.name!r}",
-                )
+            # leaving this block early (a failed validation, an interrupt) stops the work alongside
+            with alongside(writer.tmp, manifest) if alongside is not None else nullcontext(None) as pending:
+                with timer.phase("validation"):
+                    report = validate_folder(writer.tmp, manifest=manifest)
+                manifest["validation"] = report.summary()
+                if not report.success:
+                    raise BenchmarkError(
+                        f"the built benchmark fails validation: {report.first_failure()}",
+                        path=target,
+                        hint=f"run `gradebench validate` on a --no-validate build for every failure; "
+                        f"fix the recipe or the builder {builder_cls.name!r}",
+                    )
+                if pending is not None:
+                    with timer.phase("validity"):
+                        manifest.update(pending())
         with timer.phase("finish"):
             path, cached = writer.finish(manifest, render_card(manifest, builder),
                                          replace=force or repaired is not None)

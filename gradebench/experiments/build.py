@@ -1,17 +1,21 @@
 """``build()``: the engine's benchmark, then its learned validity figures (the public ``gradebench.build``).
 
 The engine (:mod:`gradebench.benchmark.engine`) writes the data, the manifest and the card and
-never trains anything. The validity figures train scorers, so they are measured here, after the
-folder is complete, and added to its manifest and card through
-:func:`~gradebench.benchmark.engine.update_manifest` (data files untouched). A cached folder
-that lacks them (built with ``validity=False``, interrupted between the two steps, or built
-before they existed), or whose figures are stale (an older figures version, or ``fast`` ones
-when ``full`` is asked for), gets them the same way, so a re-run always ends in the same folder.
+never trains anything. The validity figures train scorers, so they are measured here: on a
+validated build, while the engine validates the written data (the engine's ``alongside`` hook:
+the slowest figure in a worker process, the others once validation has passed), and the folder
+is finished with them in its manifest and card. A build without validation, or a cached folder
+that lacks them (built with ``validity=False``, or built before they existed), or whose figures
+are stale (an older figures version, or ``fast`` ones when ``full`` is asked for), gets them
+after the folder is complete, through :func:`~gradebench.benchmark.engine.update_manifest`
+(data files untouched). Either way the folder ends the same, so a re-run always ends in the
+same folder.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 
 from gradebench.benchmark.engine import BuildResult
@@ -47,9 +51,12 @@ def build(
     from gradebench.experiments.validity import is_stale
 
     mode = validity_mode(validity)
+    # with validation on, the figures are measured while the data is validated (their slowest
+    # piece in a worker process), before the folder is finished; else after, as for a cached folder
     result = engine.build(
         recipe, source=source, out=out, limit=limit, resplit=resplit, force=force, workers=workers,
         progress=progress, validate=validate,
+        alongside=None if mode is None else lambda folder, manifest: _measuring(folder, manifest, mode),
     )
     if mode is not None and is_stale(result.validity, mode):
         import time
@@ -68,6 +75,18 @@ def validity_mode(validity: bool | str) -> str | None:
         return str(validity)
     raise InvalidArgumentError(f"validity must be True, False, 'fast' or 'full', got {validity!r}", key="validity",
                                hint="pass validity=True (fast), validity='full' or validity=False")
+
+
+@contextmanager
+def _measuring(folder: Path, manifest: dict, mode: str) -> Iterator[Callable[[], dict]]:
+    """The engine's ``alongside`` work: the validity figures of an unfinished folder, as a manifest key."""
+    from gradebench.benchmark.engine import builder_of
+    from gradebench.experiments.validity import measuring
+
+    files = [n for v in manifest["splits"].values() for n in v["files"]]
+    with measuring(folder, files, benchmark=manifest["recipe"]["name"], fingerprint=manifest["fingerprint"],
+                   query_label=getattr(builder_of(manifest), "query_label", None), mode=mode) as finish:
+        yield lambda: {"validity": finish()}
 
 
 def add_validity(folder: Path, *, mode: str = "fast") -> dict:

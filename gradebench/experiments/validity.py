@@ -45,8 +45,8 @@ ones when ``full`` is asked for) stale and measures them again.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from contextlib import nullcontext
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager, nullcontext
 from pathlib import Path
 from typing import Any, Literal
 
@@ -212,10 +212,30 @@ def validity_figures(
     ``query_label`` names the column that holds each query's label (None: the queries carry
     none, and the label-aware probe is skipped); ``mode`` is ``fast`` or ``full``.
     """
-    import pyarrow.parquet as pq
+    with measuring(folder, files, benchmark=benchmark, fingerprint=fingerprint, query_label=query_label,
+                   mode=mode) as finish:
+        return finish()
 
-    from gradebench.scorers import make_scorer
-    from gradebench.training.options import TrainOptions
+
+@contextmanager
+def measuring(
+    folder: Path,
+    files: Sequence[str],
+    *,
+    benchmark: str,
+    fingerprint: str,
+    query_label: str | None = None,
+    mode: ValidityMode = "fast",
+) -> Iterator[Callable[[], dict[str, Any]]]:
+    """:func:`validity_figures` in two steps: on entry the lists are read and the strong ceiling
+    starts in a worker process (on benchmarks of :data:`BACKGROUND_MIN_ROWS` to
+    :data:`BACKGROUND_MAX_ROWS` rows); the block gets ``finish()``, which measures the other
+    figures here, waits for the worker and returns them all.
+
+    Whatever the block does before ``finish()`` (the build's validation) runs meanwhile on the
+    other core. Leaving the block without calling it stops the worker.
+    """
+    import pyarrow.parquet as pq
 
     mode = check_mode(mode)
     paths = [str(Path(folder) / f) for f in files]
@@ -242,7 +262,8 @@ def validity_figures(
     }
     if train.n_queries < MIN_LISTS or test.n_queries < MIN_LISTS:
         out["skipped"] = f"fewer than {MIN_LISTS} train or test lists"
-        return out
+        yield lambda: out
+        return
     strong_train = train if strong_max is None else train.head(strong_max)
     train, test = train.head(MAX_TRAIN), test.head(MAX_TEST)
     try:
@@ -261,25 +282,34 @@ def validity_figures(
         else:
             strong = nullcontext(lambda: _strong_ceiling(fit, tune, test, query_label, mode))
     with strong as strong_figures:
-        options = TrainOptions(loss="mse", seed=0)
-        blind = make_scorer("query-blind", {"alpha": 1.0}, seed=0)
-        blind.fit(train, None, options)
-        out["query_blind"] = _figures(blind.score(test), test)
-        if query_label is None:
-            out["label_aware"] = None
-            out["label_aware_skipped"] = skipped_label
-        else:
-            aware = make_scorer("label-aware-blind", {"alpha": 1.0, "label_column": query_label}, seed=0)
-            aware.fit(train, None, options)
-            out["label_aware"] = _figures(aware.score(test), test)
-        out["bm25"] = _figures(make_scorer("bm25").score(test), test)
-        if strong_figures is None:
-            out["lexical_ceiling_dense"] = out["lexical_ceiling_strong"] = None
-            return out
-        ranker = make_scorer("lambdamart", seed=0)
-        ranker.fit(train, None, TrainOptions(loss="lambdarank", seed=0))
-        out["lexical_ceiling_dense"] = _figures(ranker.score(test), test)
-        out.update(strong_figures())
+        yield lambda: _the_rest(out, train, test, query_label, skipped_label, strong_figures)
+
+
+def _the_rest(out: dict[str, Any], train, test, query_label: str | None, skipped_label: str | None,
+              strong_figures: Callable[[], dict[str, Any]] | None) -> dict[str, Any]:
+    """The probes, BM25 and the dense ceiling here, then the strong ceiling's figures (see :func:`measuring`)."""
+    from gradebench.scorers import make_scorer
+    from gradebench.training.options import TrainOptions
+
+    options = TrainOptions(loss="mse", seed=0)
+    blind = make_scorer("query-blind", {"alpha": 1.0}, seed=0)
+    blind.fit(train, None, options)
+    out["query_blind"] = _figures(blind.score(test), test)
+    if query_label is None:
+        out["label_aware"] = None
+        out["label_aware_skipped"] = skipped_label
+    else:
+        aware = make_scorer("label-aware-blind", {"alpha": 1.0, "label_column": query_label}, seed=0)
+        aware.fit(train, None, options)
+        out["label_aware"] = _figures(aware.score(test), test)
+    out["bm25"] = _figures(make_scorer("bm25").score(test), test)
+    if strong_figures is None:
+        out["lexical_ceiling_dense"] = out["lexical_ceiling_strong"] = None
+        return out
+    ranker = make_scorer("lambdamart", seed=0)
+    ranker.fit(train, None, TrainOptions(loss="lambdarank", seed=0))
+    out["lexical_ceiling_dense"] = _figures(ranker.score(test), test)
+    out.update(strong_figures())
     return out
 
 

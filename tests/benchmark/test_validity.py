@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from contextlib import nullcontext
 from pathlib import Path
 
 import pytest
@@ -54,10 +55,70 @@ def test_no_validity_option(tmp_path, monkeypatch):
     # asked for later, the figures are added to the cached build (card and manifest), data untouched
     later = build("demo", out=tmp_path, progress=False)
     assert later.cached and later.path == plain.path and later.fingerprint == plain.fingerprint
-    assert later.validity == build("demo", out=tmp_path / "fresh", progress=False).validity
+    fresh = build("demo", out=tmp_path / "fresh", progress=False)  # figures measured while it is validated
+    assert later.validity == fresh.validity
     assert "## Validity" in card.read_text()
+    # the two routes end in the same folder: manifest and card too
+    assert json.loads((Path(fresh.path) / "manifest.json").read_text()) == json.loads(
+        (Path(plain.path) / "manifest.json").read_text())
+    assert (Path(fresh.path) / "README.md").read_text() == card.read_text()
     assert json.loads((Path(plain.path) / "manifest.json").read_text())["validity"] == later.validity
     assert {p.name: p.read_bytes() for p in (Path(plain.path) / "data").iterdir()} == data
+
+
+def test_figures_are_measured_while_validating_and_stopped_by_a_failed_validation(tmp_path, monkeypatch):
+    """With validation on, the figures start before it (the engine's alongside hook) and are in the
+    folder when it is finished; a failed validation leaves the block, which stops their work."""
+    from gradebench.benchmark import validate as validate_mod
+    from gradebench.errors import BenchmarkError
+    from gradebench.experiments import build as build_mod
+
+    events = []
+    real_measuring, real_validate = build_mod._measuring, validate_mod.validate_folder
+
+    def measuring(folder, manifest, mode):
+        events.append(("start", (Path(folder) / "manifest.json").exists()))
+        cm = real_measuring(folder, manifest, mode)
+
+        class Spy:
+            def __enter__(self):
+                return cm.__enter__()
+
+            def __exit__(self, *exc):
+                events.append(("stop", exc[0].__name__ if exc[0] else None))
+                return cm.__exit__(*exc)
+
+        return Spy()
+
+    def validating(folder, **kw):
+        events.append(("validate",))
+        return real_validate(folder, **kw)
+
+    monkeypatch.setattr(validity, "MIN_LISTS", 2)
+    monkeypatch.setattr(build_mod, "_measuring", measuring)
+    monkeypatch.setattr(validate_mod, "validate_folder", validating)
+    monkeypatch.setattr(build_mod, "add_validity", lambda *a, **k: pytest.fail("measured after the build"))
+    r = build("demo", out=tmp_path / "ok", progress=False, resplit=(50, 0, 50))
+    assert events == [("start", False), ("validate",), ("stop", None)]  # before the folder was finished
+    assert json.loads((Path(r.path) / "manifest.json").read_text())["validity"] == r.validity
+    assert r.timings["validity"] >= 0
+
+    events.clear()
+
+    class Failed:
+        success = False
+
+        def summary(self):
+            return {}
+
+        def first_failure(self):
+            return "a check"
+
+    monkeypatch.setattr(validate_mod, "validate_folder", lambda folder, **kw: Failed())
+    with pytest.raises(BenchmarkError, match="fails validation"):
+        build("demo", out=tmp_path / "bad", progress=False, resplit=(50, 0, 50))
+    assert events == [("start", False), ("stop", "BenchmarkError")]
+    assert not list((tmp_path / "bad").glob("demo/*/manifest.json"))
 
 
 def test_warning_threshold():
@@ -266,6 +327,12 @@ def test_cli_prints_every_warning(tmp_path, capsys, monkeypatch):
             "bm25": {"pairwise_agreement": 0.6, "ndcg@5": 0.8},
             "lexical_ceiling_dense": {"pairwise_agreement": 0.7, "ndcg@5": 0.9},
             "lexical_ceiling_strong": {"pairwise_agreement": 0.9, "ndcg@5": 0.95}}
+    figs.update(version=validity.VALIDITY_VERSION, mode="fast", carved=False, train_lists=20, test_lists=20,
+                query_label="label", warn_query_blind=validity.WARN_QUERY_BLIND,
+                warn_label_aware=validity.WARN_LABEL_AWARE, warn_lexical_ceiling_strong=validity.WARN_LEXICAL_STRONG,
+                lexical_ceiling_strong_setup={"train_lists": 17, "tune_lists": 3})
+    # measured while the build is validated (the engine's alongside hook), or after it
+    monkeypatch.setattr(build_mod, "_measuring", lambda folder, manifest, mode: nullcontext(lambda: {"validity": figs}))
     monkeypatch.setattr(build_mod, "add_validity", lambda folder, mode="fast": figs)
     code, out, err = run_cli(capsys, "build", "demo", "--out", tmp_path)
     assert code == 0
