@@ -19,6 +19,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from hashlib import sha256
 
 from gradebench.datasets.records import NLIExample
 from gradebench.datasets.tiers.candidates import (
@@ -32,12 +33,13 @@ from gradebench.datasets.tiers.candidates import (
 )
 from gradebench.datasets.tiers.contrast import Bm25Index, balanced_flips, bm25_lend
 from gradebench.datasets.tiers.spec import TieredSection, TierSpec
-from gradebench.hashing import choice_index, short_id, uniform
+from gradebench.hashing import choice_index, uniform
 
 
 def query_id(ex: NLIExample) -> str:
     """Content id of a query: sha256 of its source id and texts (independent of the recipe)."""
-    return short_id("query", ex.source_id, ex.premise, ex.hypothesis)
+    # short_id("query", source_id, premise, hypothesis), with the parts joined here (once per pair)
+    return sha256(f"query\x1f{ex.source_id}\x1f{ex.premise}\x1f{ex.hypothesis}".encode()).hexdigest()[:16]
 
 
 @dataclass
@@ -47,14 +49,23 @@ class Selection:
 
 
 def basic_skip_reason(ex: NLIExample, recipe: TieredSection, labels: frozenset[str]) -> str | None:
+    return _skip_reason(ex, labels, _own_explanations(recipe))
+
+
+def _own_explanations(recipe: TieredSection) -> tuple[int, ...]:
+    """The human explanations the recipe's explanation tiers show (each must be non-empty)."""
+    return tuple(t.explanation for t in recipe.tiers if t.candidates == "explanation")
+
+
+def _skip_reason(ex: NLIExample, labels: frozenset[str], needed: tuple[int, ...]) -> str | None:
     if ex.label not in labels:
         return "no_gold_label" if ex.label.strip() in ("-", "") else "unknown_label"
     if not ex.premise.strip():
         return "empty_premise"
     if not ex.hypothesis.strip():
         return "empty_hypothesis"
-    for tier in recipe.tiers:
-        if tier.candidates == "explanation" and not explanation(ex.explanations, tier.explanation):
+    for k in needed:
+        if not explanation(ex.explanations, k):
             return "empty_explanation"
     return None
 
@@ -67,6 +78,7 @@ def select(
 ) -> Selection:
     """Filter ``examples`` (per source split) into queries with ids (splits are the source's)."""
     labels = frozenset(recipe.labels)
+    needed = _own_explanations(recipe)
     skipped: Counter = Counter()
     kept: dict[str, list[NLIExample]] = {}
     texts_of: dict[str, tuple[str, str]] = {}
@@ -76,7 +88,7 @@ def select(
         for n, ex in enumerate(examples[split]):
             if limit is not None and n >= limit:
                 break
-            reason = basic_skip_reason(ex, recipe, labels)
+            reason = _skip_reason(ex, labels, needed)
             if reason is None:
                 row_key = (ex.premise, ex.hypothesis, ex.label, ex.explanations)
                 texts = texts_of.setdefault(ex.source_id, (ex.premise, ex.hypothesis))
