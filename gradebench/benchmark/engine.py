@@ -14,7 +14,7 @@ import sys
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import AbstractContextManager, closing, nullcontext
+from contextlib import AbstractContextManager, ExitStack, closing
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -395,7 +395,11 @@ def build(
             from gradebench.benchmark.validate import validate_folder
 
             # leaving this block early (a failed validation, an interrupt) stops the work alongside
-            with alongside(writer.tmp, manifest) if alongside is not None else nullcontext(None) as pending:
+            with ExitStack() as stack:
+                pending = None
+                if alongside is not None:
+                    with timer.phase("validity"):  # its start-up (reading, a worker) counts as its time
+                        pending = stack.enter_context(alongside(writer.tmp, manifest))
                 with timer.phase("validation"):
                     report = validate_folder(writer.tmp, manifest=manifest)
                 manifest["validation"] = report.summary()

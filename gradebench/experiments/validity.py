@@ -29,8 +29,8 @@ NDCG@5. The probes, BM25 and the dense ceiling train on at most :data:`MAX_TRAIN
 and every figure is scored on at most :data:`MAX_TEST` test lists (the first ones, in stored
 order), so the figures cost seconds and are deterministic; only those lists are read from the
 data files, so the cost does not grow with the benchmark. On benchmarks of
-:data:`BACKGROUND_MIN_ROWS` to :data:`BACKGROUND_MAX_ROWS` rows the strong ceiling (below) is
-fitted in a worker process while the other figures are measured. A benchmark without both splits is
+:data:`BACKGROUND_MIN_ROWS` to :data:`BACKGROUND_MAX_ROWS` rows the two LightGBM ceilings (below)
+are fitted in a worker process while the other figures are measured. A benchmark without both splits is
 carved 50/50 by query-id hash for this purpose only (``carved: true``); one with fewer than
 :data:`MIN_LISTS` lists in either part gets no figures.
 
@@ -45,6 +45,7 @@ ones when ``full`` is asked for) stale and measures them again.
 
 from __future__ import annotations
 
+import importlib.util
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, nullcontext
 from pathlib import Path
@@ -73,7 +74,7 @@ MIN_LISTS = 20
 STRONG_MAX_TRAIN: dict[str, int | None] = {"fast": 8000, "full": None}
 #: share of those lists carved off (by query-id hash) to early-stop and tune the strong ceiling
 STRONG_CARVE = 0.15
-#: up to this many candidate rows, the strong ceiling is fitted in a worker process while the
+#: up to this many candidate rows, the lexical ceilings are fitted in a worker process while the
 #: build is validated and the other figures are measured (e-SNLI dev: 12.5 s -> 9.2 s); above it,
 #: in this process, after them. Started before validation (the engine's alongside hook), the
 #: worker adds little to a big build's peak: 2.5M rows, 1,461 MB against 1,427 MB, 54.3 s against
@@ -228,9 +229,9 @@ def measuring(
     query_label: str | None = None,
     mode: ValidityMode = "fast",
 ) -> Iterator[Callable[[], dict[str, Any]]]:
-    """:func:`validity_figures` in two steps: on entry the lists are read and the strong ceiling
-    starts in a worker process (on benchmarks of :data:`BACKGROUND_MIN_ROWS` to
-    :data:`BACKGROUND_MAX_ROWS` rows); the block gets ``finish()``, which measures the other
+    """:func:`validity_figures` in two steps: on entry the lists are read and the two lexical
+    ceilings (LightGBM) start in a worker process (on benchmarks of :data:`BACKGROUND_MIN_ROWS`
+    to :data:`BACKGROUND_MAX_ROWS` rows); the block gets ``finish()``, which measures the other
     figures here, waits for the worker and returns them all.
 
     Whatever the block does before ``finish()`` (the build's validation) runs meanwhile on the
@@ -267,28 +268,26 @@ def measuring(
         return
     strong_train = train if strong_max is None else train.head(strong_max)
     train, test = train.head(MAX_TRAIN), test.head(MAX_TEST)
-    try:
-        import lightgbm  # noqa: F401
-    except ImportError:
-        lightgbm = None
-    strong = nullcontext(None)
-    if lightgbm is not None:
-        # the strong ceiling takes about as long as all the other figures together: a worker
-        # process fits it meanwhile (same inputs, same figures), unless the benchmark is large
+    ceilings = nullcontext(None)
+    if importlib.util.find_spec("lightgbm") is not None:  # imported where the ceilings are fitted
+        # the two LightGBM ceilings take about as long as all the other figures together: a
+        # worker process fits them meanwhile (same inputs, same figures), so this process never
+        # imports LightGBM (and scikit-learn with it: 1.3 s), unless the benchmark is tiny
         from gradebench.benchmark.workers import background_call
 
         fit, tune = _carve(strong_train)
+        args = (train, fit, tune, test, query_label, mode)
         if BACKGROUND_MIN_ROWS <= sum(pq.ParquetFile(p).metadata.num_rows for p in paths) <= BACKGROUND_MAX_ROWS:
-            strong = background_call(_strong_ceiling, fit, tune, test, query_label, mode)
+            ceilings = background_call(_lexical_ceilings, *args)
         else:
-            strong = nullcontext(lambda: _strong_ceiling(fit, tune, test, query_label, mode))
-    with strong as strong_figures:
-        yield lambda: _the_rest(out, train, test, query_label, skipped_label, strong_figures)
+            ceilings = nullcontext(lambda: _lexical_ceilings(*args))
+    with ceilings as ceiling_figures:
+        yield lambda: _the_rest(out, train, test, query_label, skipped_label, ceiling_figures)
 
 
 def _the_rest(out: dict[str, Any], train, test, query_label: str | None, skipped_label: str | None,
-              strong_figures: Callable[[], dict[str, Any]] | None) -> dict[str, Any]:
-    """The probes, BM25 and the dense ceiling here, then the strong ceiling's figures (see :func:`measuring`)."""
+              ceiling_figures: Callable[[], dict[str, Any] | None] | None) -> dict[str, Any]:
+    """The probes and BM25 here, then the lexical ceilings' figures (see :func:`measuring`)."""
     from gradebench.scorers import make_scorer
     from gradebench.training.options import TrainOptions
 
@@ -304,14 +303,28 @@ def _the_rest(out: dict[str, Any], train, test, query_label: str | None, skipped
         aware.fit(train, None, options)
         out["label_aware"] = _figures(aware.score(test), test)
     out["bm25"] = _figures(make_scorer("bm25").score(test), test)
-    if strong_figures is None:
+    ceilings = ceiling_figures() if ceiling_figures is not None else None
+    if ceilings is None:  # no LightGBM
         out["lexical_ceiling_dense"] = out["lexical_ceiling_strong"] = None
         return out
+    out.update(ceilings)
+    return out
+
+
+def _lexical_ceilings(train, fit, tune, test, query_label: str | None, mode: str) -> dict[str, Any] | None:
+    """The dense ceiling (LambdaMART on ``train``) and the strong one (:func:`_strong_ceiling`);
+    None where LightGBM cannot be imported."""
+    from gradebench.scorers import make_scorer
+    from gradebench.training.options import TrainOptions
+
+    try:
+        import lightgbm  # noqa: F401
+    except ImportError:
+        return None
     ranker = make_scorer("lambdamart", seed=0)
     ranker.fit(train, None, TrainOptions(loss="lambdarank", seed=0))
-    out["lexical_ceiling_dense"] = _figures(ranker.score(test), test)
-    out.update(strong_figures())
-    return out
+    return {"lexical_ceiling_dense": _figures(ranker.score(test), test),
+            **_strong_ceiling(fit, tune, test, query_label, mode)}
 
 
 def _strong_ceiling(fit, tune, test, query_label: str | None, mode: str) -> dict[str, Any]:
