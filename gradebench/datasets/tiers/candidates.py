@@ -17,7 +17,7 @@ import pyarrow as pa
 from gradebench.datasets.base import GradedColumns
 from gradebench.datasets.records import NLIExample
 from gradebench.datasets.tiers.fill import Part, Template
-from gradebench.datasets.tiers.scoring import Adjuster, words
+from gradebench.datasets.tiers.scoring import Adjuster, base_score, words
 from gradebench.datasets.tiers.spec import TieredSection, TierSpec
 from gradebench.hashing import UNIT, choice_index, key_digest
 
@@ -301,7 +301,7 @@ class CandidateBuilder:
         out.relevance = c.relevance
         out.tiers = c.tiers
         out.candidate_extra = [c.sources, c.template_ids, c.origins]
-        out.human = (c.origins_array == "human").astype(np.int8) if len(c.texts) else np.zeros(0, np.int8)
+        out.human = c.human
         out.n_words = c.n_words
         out.overlap = c.overlap
 
@@ -334,7 +334,6 @@ class CandidateBuilder:
         add_tid, add_origin, add_tier = template_ids.append, origins.append, tier_index.append
         add_n, add_overlap, add_flags = n_words_l.append, overlaps.append, flag_bits.append
         static_cache = self._static
-        flags_of = self._flag_bits
         for q in units:
             ex = q.example
             # the stripped texts the templates quote; their words are those of the texts as read
@@ -363,7 +362,7 @@ class CandidateBuilder:
                             composed = words(text)
                         word_set = frozenset(composed)
                         n_words = len(composed)
-                        bits = flags_of(adj, name, label_words, word_set, n_words) if need_flags else 0
+                        bits = adj.flag_bits(word_set, n_words, label_words, name) if need_flags else 0
                     add_text(text)
                     add_source(cand_src)
                     add_tid(template_id)
@@ -392,24 +391,18 @@ class CandidateBuilder:
         else:
             lo = np.asarray([t.score_range[0] for t in tiers], dtype=np.float64)[t_i]
             hi = np.asarray([t.score_range[1] for t in tiers], dtype=np.float64)[t_i]
-            u = (key[:, 0] >> np.uint64(11)).astype(np.float64) * UNIT
-            score = lo + u * (hi - lo)  # base_score, element by element
-            adj = self.adjuster if mode == "algorithm1" else None
-            if adj is not None:  # Adjuster.adjust, element by element (x + 0.0 is x)
-                bits = np.asarray(flag_bits, dtype=np.int8)
-                over = np.asarray(overlaps, dtype=np.float64) > adj.overlap_threshold
-                score = score + np.where(bits & 1 != 0, adj.label_match_bonus, 0.0)
-                score = score + np.where(bits & 2 != 0, adj.keyword_bonus, 0.0)
-                score = score + np.where(over, adj.overlap_bonus, 0.0)
-                score = score - np.where(bits & 4 != 0, adj.short_penalty, 0.0)
-                score = score - np.where(bits & 8 != 0, adj.gibberish_penalty, 0.0)
-                score = np.minimum(1.0, np.maximum(0.0, score))
+            u = (key[:, 0] >> np.uint64(11)).astype(np.float64) * UNIT  # uniform_from_digest, per row
+            score = base_score(u, lo, hi)
+            if mode == "algorithm1" and self.adjuster is not None:
+                score = self.adjuster.adjust_all(score, np.asarray(flag_bits, dtype=np.int8),
+                                                 np.asarray(overlaps, dtype=np.float64))
         hex_id = np.ascontiguousarray(_HEX[digest[:, 8:16]]).view("S16").reshape(n)
         ids = pa.StringArray.from_buffers(n, pa.py_buffer(np.arange(0, 16 * n + 1, 16, dtype=np.int32)),
                                           pa.py_buffer(hex_id.tobytes()))
         names = [t.name for t in tiers]
         n_words = np.asarray(n_words_l, dtype=np.int32)
         overlap = np.asarray(overlaps, dtype=np.float64)
+        human = np.fromiter((o == "human" for o in origins), dtype=np.int8, count=n)
         if recipe.shuffle_candidates and n:
             query = np.repeat(np.arange(len(counts)), counts)
             order = np.lexsort((key[:, 2], query))  # stable: a query's rows by their sort key
@@ -417,11 +410,11 @@ class CandidateBuilder:
             pick = order.tolist()
             texts, sources, template_ids, origins, tier_index = (
                 list(map(col.__getitem__, pick)) for col in (texts, sources, template_ids, origins, tier_index))
-            score, rel, n_words, overlap = score[order], rel[order], n_words[order], overlap[order]
+            score, rel, n_words, overlap, human = score[order], rel[order], n_words[order], overlap[order], human[order]
         return CandidateColumns(
             ids=ids, texts=texts, scores=np.asarray(score, dtype=np.float64), relevance=rel,
             tiers=[names[i] for i in tier_index], sources=sources, template_ids=template_ids, origins=origins,
-            origins_array=np.asarray(origins, dtype=object), n_words=n_words, overlap=overlap, counts=counts,
+            human=human, n_words=n_words, overlap=overlap, counts=counts,
         )
 
     def _static_figures(self, tier: str, label: str, text: str) -> tuple[int, frozenset[str], int]:
@@ -431,19 +424,7 @@ class CandidateBuilder:
         adj = self.adjuster
         if adj is None:
             return len(tokens), word_set, 0
-        return len(tokens), word_set, self._flag_bits(adj, tier, adj.label_words.get(label, ()), word_set,
-                                                      len(tokens))
-
-    @staticmethod
-    def _flag_bits(adj: Adjuster, tier: str, label_words, word_set: frozenset[str], n_words: int) -> int:
-        """Algorithm 1's flags that do not depend on the query, as bits: label word 1, keyword 2,
-        short 4, gibberish 8."""
-        return (
-            (0 if word_set.isdisjoint(label_words) else 1)
-            | (0 if word_set.isdisjoint(adj.keywords) else 2)
-            | (4 if tier in adj.short_tiers and n_words < adj.short_min_words else 0)
-            | (8 if tier not in adj.exempt_tiers and not word_set.isdisjoint(adj.gibberish) else 0)
-        )
+        return len(tokens), word_set, adj.flag_bits(word_set, len(tokens), adj.label_words.get(label, ()), tier)
 
 
 def _pick(n: int, joined: str) -> int:
@@ -459,8 +440,8 @@ _HEX = np.array([f"{b:02x}".encode() for b in range(256)], dtype="S2")
 class CandidateColumns:
     """A batch's candidate rows in columns (each query's rows contiguous, in output order).
 
-    ``ids`` is an Arrow string array; ``origins_array`` holds ``origins`` as a numpy object
-    array; ``counts`` is each query's number of rows.
+    ``ids`` is an Arrow string array; ``human`` is 1 where ``origins`` says a person wrote the
+    text, else 0; ``counts`` is each query's number of rows.
     """
 
     ids: pa.StringArray
@@ -471,7 +452,7 @@ class CandidateColumns:
     sources: list[str | None]
     template_ids: list[str | None]
     origins: list[str]
-    origins_array: np.ndarray
+    human: np.ndarray
     n_words: np.ndarray
     overlap: np.ndarray
     counts: list[int]

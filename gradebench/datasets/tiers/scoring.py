@@ -16,6 +16,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
+
 from gradebench.datasets.tiers.spec import AdjustmentsSpec
 from gradebench.words import words
 
@@ -74,6 +76,28 @@ class Adjuster:
         gibberish = tier not in self.exempt_tiers and not word_set.isdisjoint(self.gibberish)
         return label_match, keyword, overlap > self.overlap_threshold, short, gibberish
 
+    def flag_bits(self, word_set: frozenset[str] | set[str], n_words: int, label_words: frozenset[str] | tuple,
+                  tier: str) -> int:
+        """:meth:`flags_of`'s query-independent flags as bits (label word 1, keyword 2, short 4,
+        gibberish 8), from the true label's words ``label_words``: what :meth:`adjust_all` reads."""
+        return (
+            (0 if word_set.isdisjoint(label_words) else 1)
+            | (0 if word_set.isdisjoint(self.keywords) else 2)
+            | (4 if tier in self.short_tiers and n_words < self.short_min_words else 0)
+            | (8 if tier not in self.exempt_tiers and not word_set.isdisjoint(self.gibberish) else 0)
+        )
+
+    def adjust_all(self, base: np.ndarray, bits: np.ndarray, overlap: np.ndarray) -> np.ndarray:
+        """:meth:`adjust` of many candidates at once, bit for bit: the same additions in the same
+        order (adding 0.0 changes nothing), then the clip. ``bits`` from :meth:`flag_bits`,
+        ``overlap`` each candidate's query overlap."""
+        s = base + np.where(bits & 1 != 0, self.label_match_bonus, 0.0)
+        s = s + np.where(bits & 2 != 0, self.keyword_bonus, 0.0)
+        s = s + np.where(overlap > self.overlap_threshold, self.overlap_bonus, 0.0)
+        s = s - np.where(bits & 4 != 0, self.short_penalty, 0.0)
+        s = s - np.where(bits & 8 != 0, self.gibberish_penalty, 0.0)
+        return np.minimum(1.0, np.maximum(0.0, s))
+
     def adjust(self, base: float, flags: tuple[bool, bool, bool, bool, bool]) -> float:
         """Apply the fired adjustments to ``base`` and clip to [0, 1]."""
         label_match, keyword, overlap, short, gibberish = flags
@@ -98,5 +122,6 @@ class Adjuster:
 
 
 def base_score(u: float, lo: float, hi: float) -> float:
-    """Map a uniform draw ``u`` in [0, 1) onto the tier range: ``lo + u * (hi - lo)``."""
+    """Map a uniform draw ``u`` in [0, 1) onto the tier range: ``lo + u * (hi - lo)`` (also element
+    by element, on numpy arrays)."""
     return lo + u * (hi - lo)

@@ -48,10 +48,6 @@ class Selection:
     skipped: Counter
 
 
-def basic_skip_reason(ex: NLIExample, recipe: TieredSection, labels: frozenset[str]) -> str | None:
-    return _skip_reason(ex, labels, _own_explanations(recipe))
-
-
 def _own_explanations(recipe: TieredSection) -> tuple[int, ...]:
     """The human explanations the recipe's explanation tiers show (each must be non-empty)."""
     return tuple(t.explanation for t in recipe.tiers if t.candidates == "explanation")
