@@ -98,26 +98,32 @@ def test_adjusted_score_always_clipped(base, f):
     assert 0.0 <= ADJ.adjust(base, f) <= 1.0
 
 
+@pytest.mark.parametrize("shuffle", [True, False], ids=["shuffled", "in-tier-order"])
 @pytest.mark.parametrize("recipe", ["esnli", "esnli-contrast-v2", "esnli-fixed", "mnli"])
-def test_batch_rows_equal_the_scalar_algorithm(recipe):
+def test_batch_rows_equal_the_scalar_algorithm(recipe, shuffle):
     """The batch path (numpy draws, adjustments, ids, order) gives, bit for bit, what the scalar
     definitions give row by row: sha256 of (namespace, "candidate", query id, tier, slot, text),
     base_score of its first 8 bytes, Adjuster.score on the text's own words, id = bytes 8-15,
-    rows sorted by bytes 16-23 when the recipe shuffles."""
+    rows sorted by bytes 16-23 when the recipe shuffles; queries with different numbers of
+    borrowed rows, and premises shared by several queries."""
     from gradebench.datasets.tiers.candidates import CandidateBuilder, Query
     from gradebench.datasets.records import NLIExample
     from gradebench.hashing import key_digest, uniform_from_digest
 
-    r = load_recipe(recipe)
+    from gradebench.recipes.loader import with_overrides
+
+    r = with_overrides(load_recipe(recipe), {"shuffle_candidates": shuffle})
     cb = CandidateBuilder(r)
     labels = list(r.labels)
     queries = []
     for i in range(24):
         label = labels[i % len(labels)]
-        ex = NLIExample(premise=f"A man {i} plays a guitar on stage .", hypothesis=f"Someone performs {i} music",
+        ex = NLIExample(premise=f"A man {i // 3} plays a guitar on stage .", hypothesis=f"Someone performs {i} music",
                         label=label, explanations=(f"A man playing guitar is performing music {i}", "", ""),
                         source_id=f"id{i}", row=i, split="train")
-        borrowed = {t.name: ((f"borrowed text {i} {t.name}", f"b{i}"),) for t in r.tiers
+        # 0, 1 or 2 borrowed rows a tier: the batch path collects a tier at a time and reorders
+        borrowed = {t.name: tuple((f"borrowed text {i} {t.name} {k}", f"b{i}.{k}") for k in range((i + j) % 3))
+                    for j, t in enumerate(r.tiers)
                     if t.candidates in ("sibling_explanation", "unrelated_explanation", "negation_flip")}
         queries.append(Query(ex, f"{i:016x}", "train", borrowed))
     batch = cb.candidate_columns(queries)

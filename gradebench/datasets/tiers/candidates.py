@@ -172,6 +172,8 @@ class CandidateBuilder:
         self._ids: dict[tuple[str, str, int], str] = {}
         #: the text of a template without premise or hypothesis, per (tier, key, index, label, claimed)
         self._literal: dict[tuple[str, str, int, str, str], tuple] = {}
+        #: the same for the batch path: (text, template id, word count, word set, flag bits)
+        self._literal_rows: dict[tuple[str, str, int, str, str], tuple] = {}
         #: the labels other than each label, in recipe order (what a wrong-label tier claims)
         self._wrong: dict[str, list[str]] = {}
         #: such a text's query-independent figures per (tier, the query's label, text): word count,
@@ -308,84 +310,124 @@ class CandidateBuilder:
     def candidate_columns(self, units: Sequence[Query]) -> CandidateColumns:
         """The candidate rows of a batch of queries in columns, each query's rows in output order.
 
-        Per candidate, in Python: its text (:meth:`_candidates`), its sha256, its words' count and
-        overlap with the query, and Algorithm 1's query-independent flags (cached per literal
-        template text). Then for the whole batch at once, in numpy: base draws, adjustments and
-        clipping (the same float operations in the same order as :class:`.scoring.Adjuster`, so
-        the same bits), ids, and the order of each query's rows.
+        Built a tier at a time over the whole batch (the same rows as :meth:`texts` gives query by
+        query; ``tests/benchmark/test_scoring.py`` checks it against the scalar Algorithm 1). Per
+        candidate, in Python: its text, its sha256, its words' count and overlap with the query,
+        and Algorithm 1's query-independent flags (cached per literal template text). Then for
+        the whole batch at once, in numpy: base draws, adjustments and clipping (the same float
+        operations in the same order as :class:`.scoring.Adjuster`, so the same bits), ids, and
+        the order of each query's rows.
         """
         recipe = self.recipe
-        tiers = recipe.tiers
-        mode = recipe.scoring.mode
-        adj = self.adjuster if mode == "algorithm1" else None
-        need_flags = adj is not None
+        adj = self.adjuster if recipe.scoring.mode == "algorithm1" else None
+        examples = [q.example for q in units]
+        query_ids = [q.query_id for q in units]
+        labels = [e.label for e in examples]
+        # the stripped texts the templates quote; their words are those of the texts as read. A
+        # premise comes back with each of its hypotheses, so its Part is made once a batch.
+        premise_parts: dict[str, Part] = {}
+        premises = []
+        for e in examples:
+            text = e.premise.strip()
+            part = premise_parts.get(text)
+            if part is None:
+                part = premise_parts[text] = Part.of(text)
+            premises.append(part)
+        hypotheses = [Part.of(e.hypothesis.strip()) for e in examples]
+        vocabs = [frozenset(p.words).union(h.words) for p, h in zip(premises, hypotheses)]
+        label_words = ([adj.label_words.get(label, ()) for label in labels] if adj is not None
+                       else [()] * len(labels))
+        rows = _Rows()
+        for t_i, tier in enumerate(recipe.tiers):
+            if tier.candidates == "template":
+                self._template_rows(rows, t_i, tier, units, labels, premises, hypotheses, vocabs, label_words, adj)
+            else:
+                self._text_rows(rows, t_i, tier, units, vocabs, label_words, adj)
+        # key_digest(ns, "candidate", query id, tier, slot, text): the parts joined by \x1f
         ns = self.ns
-        digests: list[bytes] = []
-        texts: list[str] = []
-        sources: list[str | None] = []
-        template_ids: list[str | None] = []
-        origins: list[str] = []
-        tier_index: list[int] = []
-        n_words_l: list[int] = []
-        overlaps: list[float] = []
-        flag_bits: list[int] = []
-        counts: list[int] = []
-        add_digest, add_text, add_source = digests.append, texts.append, sources.append
-        add_tid, add_origin, add_tier = template_ids.append, origins.append, tier_index.append
-        add_n, add_overlap, add_flags = n_words_l.append, overlaps.append, flag_bits.append
-        static_cache = self._static
-        for q in units:
-            ex = q.example
-            # the stripped texts the templates quote; their words are those of the texts as read
-            premise, hypothesis = Part.of(ex.premise.strip()), Part.of(ex.hypothesis.strip())
-            values = {"premise": premise, "hypothesis": hypothesis}
-            vocab = frozenset(premise.words) | frozenset(hypothesis.words)
-            n_vocab = len(vocab)
-            label = ex.label
-            label_words = adj.label_words.get(label, ()) if need_flags else ()
-            # key_digest(ns, "candidate", query id, tier, slot, text): the parts joined by \x1f
-            prefix = f"{ns}\x1fcandidate\x1f{q.query_id}\x1f"
-            before = len(texts)
-            for t_i, tier in enumerate(tiers):
-                name = tier.name
-                tier_prefix = f"{prefix}{name}\x1f"
-                for slot, (text, composed, template_id, cand_src, origin) in enumerate(
-                        self._candidates(q, tier, values)):
-                    add_digest(sha256(f"{tier_prefix}{slot}\x1f{text}".encode()).digest())
-                    if composed is None and template_id is not None:  # a literal template's text
-                        static = static_cache.get((name, label, text))
-                        if static is None:
-                            static = static_cache[(name, label, text)] = self._static_figures(name, label, text)
-                        n_words, word_set, bits = static
-                    else:
-                        if composed is None:
-                            composed = words(text)
-                        word_set = frozenset(composed)
-                        n_words = len(composed)
-                        bits = adj.flag_bits(word_set, n_words, label_words, name) if need_flags else 0
-                    add_text(text)
-                    add_source(cand_src)
-                    add_tid(template_id)
-                    add_origin(origin)
-                    add_tier(t_i)
-                    add_n(n_words)
-                    add_overlap(len(vocab & word_set) / n_vocab if n_vocab else 0.0)
-                    add_flags(bits)
-            counts.append(len(texts) - before)
-        return self._finish_columns(digests, texts, sources, template_ids, origins, tier_index, n_words_l,
-                                    overlaps, flag_bits, counts)
+        names = [t.name for t in recipe.tiers]
+        digests = [sha256(f"{ns}\x1fcandidate\x1f{query_ids[qi]}\x1f{names[ti]}\x1f{slot}\x1f{text}".encode()).digest()
+                   for qi, ti, slot, text in zip(rows.query, rows.tier, rows.slot, rows.texts)]
+        return self._finish_columns(digests, rows, len(units))
 
-    def _finish_columns(self, digests, texts, sources, template_ids, origins, tier_index, n_words_l, overlaps,
-                        flag_bits, counts) -> CandidateColumns:
-        """Scores, ids and the output order of the rows :meth:`candidate_columns` collected."""
+    def _text_rows(self, rows: _Rows, t_i: int, tier: TierSpec, units: Sequence[Query], vocabs: list,
+                   label_words: list, adj: Adjuster | None) -> None:
+        """A tier of people's texts: the pair's own explanation, or the rows selection borrowed for it."""
+        name, k = tier.name, tier.explanation
+        own = tier.candidates == "explanation"
+        found: list[tuple[int, int, str, str | None]] = []
+        for qi, q in enumerate(units):
+            borrowed = q.borrowed.get(name)
+            if borrowed is None and own:
+                found.append((qi, 0, explanation(q.example.explanations, k), q.example.source_id))
+            else:
+                found.extend((qi, slot, text, src) for slot, (text, src) in enumerate(q.borrowed[name]))
+        rows.add_texts(t_i, name, "edited" if tier.candidates == "negation_flip" else "human", found, vocabs,
+                       label_words, adj)
+
+    def _template_rows(self, rows: _Rows, t_i: int, tier: TierSpec, units: Sequence[Query], labels: list,
+                       premises: list, hypotheses: list, vocabs: list, label_words: list,
+                       adj: Adjuster | None) -> None:
+        """A template tier: each query's variants (content-seeded), filled or from the literal cache."""
+        ns = self.ns
+        name = tier.name
+        templates = self._templates[name]
+        if tier.label == "any":
+            keys = ["*"] * len(units)
+            claimed = labels
+        elif tier.label == "wrong":
+            claimed = []
+            for q, label in zip(units, labels):
+                wrong = self._wrong.get(label)
+                if wrong is None:
+                    wrong = self._wrong[label] = [lab for lab in self.recipe.labels if lab != label]
+                claimed.append(wrong[_pick(len(wrong), f"{ns}\x1fclaim\x1f{q.query_id}\x1f{name}")])
+            keys = claimed
+        else:
+            keys = claimed = labels
+        starts = [_pick(len(templates[key]), f"{ns}\x1ftemplate\x1f{q.query_id}\x1f{name}")
+                  for q, key in zip(units, keys)]
+        literal = self._literal_rows
+        count = tier.count
+        part = self._part
+        found = []  # (query, slot, text, template id, word count, word set, flag bits) per candidate
+        add = found.append
+        for qi, (key, label, said, start) in enumerate(zip(keys, labels, claimed, starts)):
+            options = templates[key]
+            for slot in range(count):
+                j = (start + slot) % len(options)
+                cache_key = (name, key, j, label, said)
+                cached = literal.get(cache_key)
+                if cached is not None:  # the same few texts again and again
+                    add((qi, slot) + cached)
+                    continue
+                template = options[j]
+                values = {"label": part(label), "claimed_label": part(said)}
+                if template.quotes:
+                    values["premise"], values["hypothesis"] = premises[qi], hypotheses[qi]
+                    text, composed = template.fill(values)
+                    word_set = frozenset(composed)
+                    bits = adj.flag_bits(word_set, len(composed), label_words[qi], name) if adj is not None else 0
+                    add((qi, slot, text, self._template_id(name, key, j), len(composed), word_set, bits))
+                    continue
+                text = "".join(p.text if isinstance(p, Part) else values[p].text for p in template.pieces)
+                cached = literal[cache_key] = (text, self._template_id(name, key, j)) + self._static_figures(
+                    name, label, text)
+                add((qi, slot) + cached)
+        rows.add_templates(t_i, found, vocabs)
+
+    def _finish_columns(self, digests: list[bytes], rows: _Rows, n_queries: int) -> CandidateColumns:
+        """Scores, ids and the output order of the rows :meth:`candidate_columns` collected a tier at a time."""
         recipe = self.recipe
         tiers = recipe.tiers
-        n = len(texts)
-        t_i = np.asarray(tier_index, dtype=np.intp)
+        n = len(rows.texts)
+        t_i = np.asarray(rows.tier, dtype=np.intp)
+        query = np.asarray(rows.query, dtype=np.intp)
         rel = np.asarray([t.relevance for t in tiers], dtype=np.int64)[t_i]
         digest = np.frombuffer(b"".join(digests), dtype=np.uint8).reshape(n, 32)
         key = digest.view(">u8")  # 4 big-endian words a row: draw, id, sort key, unused
         mode = recipe.scoring.mode
+        overlap = np.asarray(rows.overlap, dtype=np.float64)
         if mode == "grade":
             score = rel / self.max_relevance
         else:
@@ -394,27 +436,26 @@ class CandidateBuilder:
             u = (key[:, 0] >> np.uint64(11)).astype(np.float64) * UNIT  # uniform_from_digest, per row
             score = base_score(u, lo, hi)
             if mode == "algorithm1" and self.adjuster is not None:
-                score = self.adjuster.adjust_all(score, np.asarray(flag_bits, dtype=np.int8),
-                                                 np.asarray(overlaps, dtype=np.float64))
-        hex_id = np.ascontiguousarray(_HEX[digest[:, 8:16]]).view("S16").reshape(n)
+                score = self.adjuster.adjust_all(score, np.asarray(rows.bits, dtype=np.int8), overlap)
+        # rows came a tier at a time; a stable sort on the query puts each query's rows in tier
+        # and slot order, and with shuffle_candidates its rows are then ordered by their sort key
+        order = np.argsort(query, kind="stable")
+        if recipe.shuffle_candidates and n:
+            order = order[np.lexsort((key[order, 2], query[order]))]
+        hex_id = np.ascontiguousarray(_HEX[digest[order, 8:16]]).view("S16").reshape(n)
         ids = pa.StringArray.from_buffers(n, pa.py_buffer(np.arange(0, 16 * n + 1, 16, dtype=np.int32)),
                                           pa.py_buffer(hex_id.tobytes()))
         names = [t.name for t in tiers]
-        n_words = np.asarray(n_words_l, dtype=np.int32)
-        overlap = np.asarray(overlaps, dtype=np.float64)
+        pick = order.tolist()
+        texts, sources, template_ids, origins, tier_index = (
+            list(map(col.__getitem__, pick)) for col in (rows.texts, rows.sources, rows.template_ids, rows.origins,
+                                                         rows.tier))
         human = np.fromiter((o == "human" for o in origins), dtype=np.int8, count=n)
-        if recipe.shuffle_candidates and n:
-            query = np.repeat(np.arange(len(counts)), counts)
-            order = np.lexsort((key[:, 2], query))  # stable: a query's rows by their sort key
-            ids = ids.take(pa.array(order))
-            pick = order.tolist()
-            texts, sources, template_ids, origins, tier_index = (
-                list(map(col.__getitem__, pick)) for col in (texts, sources, template_ids, origins, tier_index))
-            score, rel, n_words, overlap, human = score[order], rel[order], n_words[order], overlap[order], human[order]
         return CandidateColumns(
-            ids=ids, texts=texts, scores=np.asarray(score, dtype=np.float64), relevance=rel,
+            ids=ids, texts=texts, scores=np.asarray(score, dtype=np.float64)[order], relevance=rel[order],
             tiers=[names[i] for i in tier_index], sources=sources, template_ids=template_ids, origins=origins,
-            human=human, n_words=n_words, overlap=overlap, counts=counts,
+            human=human, n_words=np.asarray(rows.n_words, dtype=np.int32)[order], overlap=overlap[order],
+            counts=np.bincount(query, minlength=n_queries).tolist(),
         )
 
     def _static_figures(self, tier: str, label: str, text: str) -> tuple[int, frozenset[str], int]:
@@ -425,6 +466,63 @@ class CandidateBuilder:
         if adj is None:
             return len(tokens), word_set, 0
         return len(tokens), word_set, adj.flag_bits(word_set, len(tokens), adj.label_words.get(label, ()), tier)
+
+
+class _Rows:
+    """The rows of a batch as :meth:`CandidateBuilder.candidate_columns` collects them, a tier at a time."""
+
+    __slots__ = ("query", "tier", "slot", "texts", "sources", "template_ids", "origins", "n_words", "overlap", "bits")
+
+    def __init__(self) -> None:
+        self.query: list[int] = []
+        self.tier: list[int] = []
+        self.slot: list[int] = []
+        self.texts: list[str] = []
+        self.sources: list[str | None] = []
+        self.template_ids: list[str | None] = []
+        self.origins: list[str] = []
+        self.n_words: list[int] = []
+        self.overlap: list[float] = []
+        self.bits: list[int] = []
+
+    def add_templates(self, t_i: int, found: list[tuple], vocabs: list[frozenset[str]]) -> None:
+        """Filled templates, ``(query, slot, text, template id, word count, word set, flag bits)`` each."""
+        n = len(found)
+        if not n:
+            return
+        query, slot, texts, template_ids, n_words, sets, bits = (list(col) for col in zip(*found))
+        self._extend(t_i, query, slot, texts, [None] * n, template_ids, ["template"] * n, n_words, sets, bits, vocabs)
+
+    def _extend(self, t_i: int, query: list[int], slot: list[int], texts: list[str], sources: list, template_ids: list,
+                origins: list[str], n_words: list[int], sets: list[frozenset[str]], bits: list[int],
+                vocabs: list[frozenset[str]]) -> None:
+        self.query += query
+        self.tier += [t_i] * len(query)
+        self.slot += slot
+        self.texts += texts
+        self.sources += sources
+        self.template_ids += template_ids
+        self.origins += origins
+        self.n_words += n_words
+        self.overlap += [len(vocabs[qi] & ws) / len(vocabs[qi]) if vocabs[qi] else 0.0 for qi, ws in zip(query, sets)]
+        self.bits += bits
+
+    def add_texts(self, t_i: int, tier: str, origin: str, found: list[tuple[int, int, str, str | None]],
+                  vocabs: list[frozenset[str]], label_words: list, adj: Adjuster | None) -> None:
+        """People's texts, ``(query, slot, text, source id)`` each: tokenized here."""
+        n = len(found)
+        if not n:
+            return
+        query, slot, texts, sources = (list(col) for col in zip(*found))
+        tokens = [words(text) for text in texts]
+        sets = [frozenset(t) for t in tokens]
+        n_words = [len(t) for t in tokens]
+        if adj is None:
+            bits = [0] * n
+        else:
+            flag_bits = adj.flag_bits
+            bits = [flag_bits(ws, k, label_words[qi], tier) for qi, ws, k in zip(query, sets, n_words)]
+        self._extend(t_i, query, slot, texts, sources, [None] * n, [origin] * n, n_words, sets, bits, vocabs)
 
 
 def _pick(n: int, joined: str) -> int:
