@@ -406,3 +406,29 @@ def test_real_benchmarks_pass(tmp_path, recipe, source, kind, rows, queries, exp
     v = result.validation
     assert v["success"], v["failures"]
     assert (v["kind"], v["rows"], v["queries"], v["expectations"]) == (kind, rows, queries, expectations)
+
+
+@pytest.mark.parametrize("chunk_rows", [262_144, 100])
+def test_tier_entries_filtered_once_report_what_row_conditions_report(demo_benchmark, tmp_path, monkeypatch,
+                                                                      chunk_rows):
+    """The per-tier entries run together on their tier's rows, filtered once; the report is the one
+    great-expectations gives with each entry's own row condition (counts, totals, examples), over
+    one chunk or many, with failures in several tiers, a bad grade and an undeclared tier."""
+    import gradebench.benchmark.validate as v
+
+    def edit(d):
+        for k, tier in enumerate(("gold", "fair", "nonsense")):
+            rows = d.index[d["tier"] == tier][k: k + 2 + k]
+            d.loc[rows, "score"] = [1.5, -0.2, 0.97, 0.01][: len(rows)]
+        d.loc[d.index[d["tier"] == "good"][:3], "relevance"] = 9
+        d.loc[d.index[d["tier"] == "poor"][-1], "tier"] = "bogus"
+        return d
+
+    folder = _corrupt(demo_benchmark, tmp_path, edit)
+    monkeypatch.setattr(v, "CHUNK_ROWS", chunk_rows)
+    grouped = validate_folder(folder)
+    monkeypatch.setattr(v, "_equality", lambda condition: None)
+    by_condition = validate_folder(folder)
+    assert dataclasses.asdict(grouped) == dataclasses.asdict(by_condition)
+    tiers = sorted(f.details["tier"] for f in grouped.failures if "tier" in f.details)
+    assert tiers == ["fair", "gold", "good", "nonsense"], [f.line() for f in grouped.failures]
