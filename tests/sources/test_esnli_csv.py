@@ -246,3 +246,15 @@ def test_round_trip_through_csv_writer(tmp_path_factory, rows, crlf, bom, quotin
         (x.source_id, x.premise, x.hypothesis, x.label, x.explanations) for x in want
     ]
     assert [g.row for g in got] == list(range(len(got)))
+
+
+def test_a_repeated_premise_or_label_is_one_string():
+    """Equal premises (a premise comes with each of its hypotheses) and labels are held once."""
+    dev = _dev()
+    by_text = {}
+    for e in dev:
+        by_text.setdefault(e.premise, []).append(e.premise)
+        by_text.setdefault(e.label, []).append(e.label)
+    repeated = [objs for objs in by_text.values() if len(objs) > 1]
+    assert repeated, "the fixture repeats a premise or a label"
+    assert all(o is objs[0] for objs in repeated for o in objs)

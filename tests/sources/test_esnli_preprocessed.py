@@ -126,3 +126,15 @@ def test_not_a_folder(tmp_path):
         read_esnli_preprocessed(tmp_path)
     with pytest.raises(SourceFormatError, match="expected a folder"):
         read_esnli_preprocessed(PRE / "s1.dev")
+
+
+def test_a_repeated_premise_or_label_is_one_string(tmp_path):
+    """Equal premises (a premise comes with each of its hypotheses) and labels are held once."""
+    lines = {"s1": ["A dog runs .", "A dog runs .", "A cat sits ."], "s2": ["An animal moves .", "A dog sleeps .", "x"],
+             "labels": ["entailment", "contradiction", "entailment"], "preproc1_expl_1": ["a", "b", "c"]}
+    for stem, rows in lines.items():
+        (tmp_path / f"{stem}.dev").write_text("".join(r + "\n" for r in rows), encoding="utf-8")
+    dev = read_esnli_preprocessed(tmp_path).examples["validation"]
+    assert dev[0].premise == dev[1].premise and dev[0].premise is dev[1].premise
+    assert dev[0].label is dev[2].label
+    assert [e.premise for e in dev] == lines["s1"] and [e.label for e in dev] == lines["labels"]

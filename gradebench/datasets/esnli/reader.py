@@ -176,6 +176,8 @@ def _read_csv_file(path: Path, split: str, first_row: int) -> list[NLIExample]:
     out: list[NLIExample] = []
     append = out.append
     example = _new_example
+    first: dict[str, str] = {}  # one string per distinct premise and label (see _shared)
+    shared = first.setdefault
     last_line = 0
     try:
         with open(path, encoding="utf-8-sig", errors="strict", newline="") as f, gc_paused():
@@ -202,7 +204,9 @@ def _read_csv_file(path: Path, split: str, first_row: int) -> list[NLIExample]:
                 else:
                     expl = (fields[e1].strip(),)
                 pid, label, premise, hypothesis = fields[0], fields[1], fields[2], fields[3]
-                append(example(split, row, pid.strip(), premise.strip(), hypothesis.strip(), label.strip(), expl))
+                premise, label = premise.strip(), label.strip()
+                append(example(split, row, pid.strip(), shared(premise, premise), hypothesis.strip(),
+                               shared(label, label), expl))
                 row += 1
                 last_line = reader.line_num
     except csv.Error as e:
@@ -288,6 +292,12 @@ def _read_lines(path: Path) -> list[str]:
     check_head(path, data[:HEAD_BYTES], "an e-SNLI line file")
     lines = split_lines(decode_utf8(path, data, hint=_UTF8_HINT))
     return list(map(str.strip, lines))
+
+
+def _shared(values: list[str]) -> list[str]:
+    """``values`` with equal strings made one object (the memory of a repeated text is held once)."""
+    first: dict[str, str] = {}
+    return [first.setdefault(v, v) for v in values]
 
 
 def read_esnli_preprocessed(folder: str | Path) -> SourceData:
@@ -376,6 +386,8 @@ def _parse_preprocessed(root: Path) -> tuple[dict[str, list[NLIExample]], list[P
         n = len(s1)
         prefix = f"{ref_name}:"
         with gc_paused():
+            # a premise comes with each of its hypotheses, a label with every pair: one string each
+            s1, labels = _shared(s1), _shared(labels)
             ids = [prefix + str(i) for i in range(1, n + 1)]
             examples[split] = list(
                 map(_new_example, repeat(split, n), range(n), ids, s1, s2, labels, zip(*expl, strict=True))
