@@ -432,3 +432,24 @@ def test_tier_entries_filtered_once_report_what_row_conditions_report(demo_bench
     assert dataclasses.asdict(grouped) == dataclasses.asdict(by_condition)
     tiers = sorted(f.details["tier"] for f in grouped.failures if "tier" in f.details)
     assert tiers == ["fair", "gold", "good", "nonsense"], [f.line() for f in grouped.failures]
+
+
+def test_the_blank_text_regex_is_python_whitespace_and_runs_in_arrow():
+    """The suites' blank-text pattern matches exactly what ``^\\s*$`` matches in Python (every
+    str.isspace character, nothing else), and pandas evaluates it with Arrow, not row by row."""
+    import re
+
+    from pandas.core.arrays.string_arrow import ArrowStringArray
+
+    patterns = {e["kwargs"]["regex"] for e in load_suite("core")["expectations"]
+                if e["type"] == "expect_column_values_to_not_match_regex"}
+    assert len(patterns) == 1
+    pattern = patterns.pop()
+    spaces = [chr(c) for c in range(sys.maxunicode + 1) if chr(c).isspace()]
+    samples = ["", " ", "\t\n", "a", " a ", "\u200b", "\ufeff", "x\n", "\n\n", "".join(spaces), "é", "\u3000\u00a0"]
+    samples += spaces + [chr(c) for c in (0x0, 0x8, 0xE, 0x1B, 0x21, 0x84, 0x86, 0x9F, 0xA1, 0x1FFF, 0x200B, 0x2030)]
+    assert [bool(re.search(pattern, s)) for s in samples] == [bool(re.search(r"^\s*$", s)) for s in samples]
+    no_newlines = pd.array([s for s in samples if "\n" not in s], dtype="str")
+    assert isinstance(no_newlines, ArrowStringArray) and not no_newlines._needs_python_regex(pattern)
+    got = pd.Series(samples, dtype="str").str.contains(pattern).tolist()
+    assert got == [bool(re.search(r"^\s*$", s)) for s in samples]
