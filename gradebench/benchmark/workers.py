@@ -68,6 +68,21 @@ def _init_worker() -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     signal.pthread_sigmask(signal.SIG_UNBLOCK, _POOL_SIGNALS)
+    use_system_memory_pool()
+
+
+def use_system_memory_pool() -> None:
+    """Arrow's allocations from ``malloc``, in this process from now on.
+
+    Arrow's default pool (mimalloc) keeps freed memory for later: in a build, where each batch
+    allocates its tables afresh, that is about 40 MB more per worker and 50 MB more in the
+    building process at the same speed (500k e-SNLI pairs: peak PSS 1.2 -> 1.1 GB, 19.5 s
+    both). Set in the build workers, and by ``gradebench build`` for its own process; a library
+    call leaves its caller's pool alone.
+    """
+    import pyarrow as pa
+
+    pa.set_memory_pool(pa.system_memory_pool())
 
 
 @contextmanager

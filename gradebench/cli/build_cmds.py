@@ -44,8 +44,11 @@ def build(
                                           "(with --json: a 'timings' key)")] = False,
 ) -> None:
     """Build a graded benchmark into OUT/<recipe>/<fingerprint[:12]>/."""
+    from gradebench.benchmark.workers import use_system_memory_pool
     from gradebench.experiments.build import build as build_api
     from gradebench.recipes.loader import load_recipe, with_overrides
+
+    use_system_memory_pool()
 
     mode = validity_option(validity, no_validity)
     r = load_recipe(recipe)
