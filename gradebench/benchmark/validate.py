@@ -638,7 +638,9 @@ def _runners(gx: Any, context: Any, frame: str, columns: Sequence[str], entries:
     """The runners of ``frame``'s entries whose columns are all there (the others go to ``skipped``).
 
     The checks of the text columns run on their own batch: great-expectations copies the whole
-    table for each row filter and hashes each batch, so the others run without the texts.
+    table for each row filter, so the others run without the texts. Entries with the same
+    ``column == value`` row condition (the per-tier ones) run together on those rows
+    (:func:`_equality`).
     """
     present = set(columns)
     groups: dict[tuple[frozenset[str], tuple[str, Any] | None], list[_Entry]] = {}
