@@ -365,6 +365,7 @@ def build(
                     spent = time.perf_counter() - t_write
                     timer.add("write", spent)
                     timer.add("make_lists", -spent)
+                    result = table = None  # written: not held while the next batch is awaited
         with timer.phase("write"):
             names = writer.close_shards()
         with timer.phase("stats"):

@@ -77,20 +77,21 @@ def select(
     needed = _own_explanations(recipe)
     skipped: Counter = Counter()
     kept: dict[str, list[NLIExample]] = {}
-    texts_of: dict[str, tuple[str, str]] = {}
+    first_of: dict[str, NLIExample] = {}  # the first kept row of each source id
+    seen_rows: set[tuple] = set()
     for split in sorted(examples):
         rows = []
-        seen_rows: set[tuple] = set()
+        seen_rows = set()
         for n, ex in enumerate(examples[split]):
             if limit is not None and n >= limit:
                 break
             reason = _skip_reason(ex, labels, needed)
             if reason is None:
                 row_key = (ex.premise, ex.hypothesis, ex.label, ex.explanations)
-                texts = texts_of.setdefault(ex.source_id, (ex.premise, ex.hypothesis))
+                first = first_of.setdefault(ex.source_id, ex)
                 if row_key in seen_rows:
                     reason = "duplicate_row"
-                elif texts != (ex.premise, ex.hypothesis):
+                elif first.premise != ex.premise or first.hypothesis != ex.hypothesis:
                     reason = "conflicting_source_id"
                 else:
                     seen_rows.add(row_key)
@@ -99,6 +100,7 @@ def select(
             else:
                 rows.append(ex)
         kept[split] = rows
+    del seen_rows, first_of  # freed before the queries are made
 
     borrowing = [t for t in recipe.tiers if t.candidates in ("sibling_explanation", "unrelated_explanation")]
     matched = [t.explanation for t in borrowing if t.match == "query_overlap"]
@@ -165,9 +167,11 @@ def select(
                 skipped["no_negation_flip"] += 1
                 continue
             filled.append((ex, qid, borrowed))
+        del pending
         for tier in lent:
             filled = _lend_bm25(recipe, kept[split], pools[split], filled, tier, own, skipped)
         queries.extend(Query(ex, qid, split, borrowed) for ex, qid, borrowed in filled)
+        del filled
     return Selection(queries, skipped)
 
 
