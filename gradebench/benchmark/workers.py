@@ -78,8 +78,8 @@ def use_system_memory_pool() -> None:
     Arrow's default pool (mimalloc) keeps freed memory for later: in a build, where each batch
     allocates its tables afresh, that is about 40 MB more per worker and 50 MB more in the
     building process at the same speed (500k e-SNLI pairs: peak PSS 1.2 -> 1.1 GB, 19.5 s
-    both). Set in the build workers, and by ``gradebench build`` for its own process; a library
-    call leaves its caller's pool alone.
+    both). Set in every worker process (build batches, validity figures), and by ``gradebench
+    build`` for its own process; a library call leaves its caller's pool alone.
     """
     import pyarrow as pa
 

@@ -170,15 +170,11 @@ class CandidateBuilder:
         }
         self._parts: dict[str, Part] = {}
         self._ids: dict[tuple[str, str, int], str] = {}
-        #: the text of a template without premise or hypothesis, per (tier, key, index, label, claimed)
+        #: a template without premise or hypothesis, per (tier, key, index, label, claimed): its text,
+        #: template id, word count, word set and Algorithm 1's query-independent flags as bits
         self._literal: dict[tuple[str, str, int, str, str], tuple] = {}
-        #: the same for the batch path: (text, template id, word count, word set, flag bits)
-        self._literal_rows: dict[tuple[str, str, int, str, str], tuple] = {}
         #: the labels other than each label, in recipe order (what a wrong-label tier claims)
         self._wrong: dict[str, list[str]] = {}
-        #: such a text's query-independent figures per (tier, the query's label, text): word count,
-        #: word set and Algorithm 1's label-word, keyword, short and gibberish flags
-        self._static: dict[tuple[str, str, str], tuple] = {}
 
     # -- candidate texts -------------------------------------------------------------------
     def texts(self, q: Query, tier: TierSpec) -> list[tuple[str, str | None, str | None, str]]:
@@ -187,71 +183,17 @@ class CandidateBuilder:
         ``origin`` is ``human`` for a person's text, ``template`` for a filled template, and
         ``edited`` for a negation flip (a person's text with one negation added or removed).
         A ``negation_flip`` tier gives no candidate when the explanation has no balanced flip.
+        The texts are those :meth:`candidate_columns` makes (one path).
         """
-        return [(text, tid, src, origin) for text, _, tid, src, origin in self._candidates(q, tier, {})]
-
-    def _candidates(
-        self, q: Query, tier: TierSpec, values: dict[str, Part]
-    ) -> list[tuple[str, list[str] | None, str | None, str | None, str]]:
-        """``texts`` with the words of each text where they come for free (else None)."""
-        ex = q.example
-        if tier.candidates == "explanation":
-            if tier.name in q.borrowed:  # the explanation a flip was made from (own_from_flip)
-                return [(text, None, None, source_id, "human") for text, source_id in q.borrowed[tier.name]]
-            return [(explanation(ex.explanations, tier.explanation), None, None, ex.source_id, "human")]
-        if tier.candidates == "template":
-            return self._filled(q, tier, values)
-        origin = "edited" if tier.candidates == "negation_flip" else "human"
-        return [(text, None, None, source_id, origin) for text, source_id in q.borrowed[tier.name]]
+        rows = _Rows()
+        self._tier_rows(rows, 0, tier, [q], _BatchQueries.of([q], self._adjusting()))
+        return list(zip(rows.texts, rows.template_ids, rows.sources, rows.origins))
 
     def _part(self, text: str) -> Part:
         p = self._parts.get(text)
         if p is None:
             p = self._parts[text] = Part.of(text)
         return p
-
-    def _filled(
-        self, q: Query, tier: TierSpec, values: dict[str, Part]
-    ) -> list[tuple[str, list[str] | None, str | None, str | None, str]]:
-        ex = q.example
-        name = tier.name
-        if tier.label == "any":
-            claimed = ex.label
-            key = "*"
-        elif tier.label == "wrong":
-            wrong = self._wrong.get(ex.label)
-            if wrong is None:
-                wrong = self._wrong[ex.label] = [lab for lab in self.recipe.labels if lab != ex.label]
-            claimed = wrong[_pick(len(wrong), f"{self.ns}\x1fclaim\x1f{q.query_id}\x1f{name}")]
-            key = claimed
-        else:
-            claimed = ex.label
-            key = ex.label
-        options = self._templates[name][key]
-        start = _pick(len(options), f"{self.ns}\x1ftemplate\x1f{q.query_id}\x1f{name}")
-        if "premise" not in values:
-            values.update(premise=Part.of(ex.premise.strip()), hypothesis=Part.of(ex.hypothesis.strip()))
-        labelled = False  # values' label parts are set once a text needs them
-        out = []
-        for slot in range(tier.count):
-            j = (start + slot) % len(options)
-            template = options[j]
-            if template.quotes:
-                if not labelled:
-                    values["label"], values["claimed_label"], labelled = self._part(ex.label), self._part(claimed), True
-                text, cand_words = template.fill(values)
-                out.append((text, cand_words, self._template_id(name, key, j), None, "template"))
-                continue
-            # the same few texts again and again: text, id and words come from caches
-            cache_key = (name, key, j, ex.label, claimed)
-            cached = self._literal.get(cache_key)
-            if cached is None:
-                if not labelled:
-                    values["label"], values["claimed_label"], labelled = self._part(ex.label), self._part(claimed), True
-                text = "".join(p.text if isinstance(p, Part) else values[p].text for p in template.pieces)
-                cached = self._literal[cache_key] = (text, None, self._template_id(name, key, j), None, "template")
-            out.append(cached)
-        return out
 
     def _template_id(self, tier: str, key: str, index: int) -> str:
         """``tier/key/index``, made once per template."""
@@ -319,39 +261,30 @@ class CandidateBuilder:
         the order of each query's rows.
         """
         recipe = self.recipe
-        adj = self.adjuster if recipe.scoring.mode == "algorithm1" else None
-        examples = [q.example for q in units]
-        query_ids = [q.query_id for q in units]
-        labels = [e.label for e in examples]
-        # the stripped texts the templates quote; their words are those of the texts as read. A
-        # premise comes back with each of its hypotheses, so its Part is made once a batch.
-        premise_parts: dict[str, Part] = {}
-        premises = []
-        for e in examples:
-            text = e.premise.strip()
-            part = premise_parts.get(text)
-            if part is None:
-                part = premise_parts[text] = Part.of(text)
-            premises.append(part)
-        hypotheses = [Part.of(e.hypothesis.strip()) for e in examples]
-        vocabs = [frozenset(p.words).union(h.words) for p, h in zip(premises, hypotheses)]
-        label_words = ([adj.label_words.get(label, ()) for label in labels] if adj is not None
-                       else [()] * len(labels))
+        batch = _BatchQueries.of(units, self._adjusting())
         rows = _Rows()
         for t_i, tier in enumerate(recipe.tiers):
-            if tier.candidates == "template":
-                self._template_rows(rows, t_i, tier, units, labels, premises, hypotheses, vocabs, label_words, adj)
-            else:
-                self._text_rows(rows, t_i, tier, units, vocabs, label_words, adj)
+            self._tier_rows(rows, t_i, tier, units, batch)
         # key_digest(ns, "candidate", query id, tier, slot, text): the parts joined by \x1f
         ns = self.ns
         names = [t.name for t in recipe.tiers]
+        query_ids = [q.query_id for q in units]
         digests = [sha256(f"{ns}\x1fcandidate\x1f{query_ids[qi]}\x1f{names[ti]}\x1f{slot}\x1f{text}".encode()).digest()
                    for qi, ti, slot, text in zip(rows.query, rows.tier, rows.slot, rows.texts)]
         return self._finish_columns(digests, rows, len(units))
 
-    def _text_rows(self, rows: _Rows, t_i: int, tier: TierSpec, units: Sequence[Query], vocabs: list,
-                   label_words: list, adj: Adjuster | None) -> None:
+    def _adjusting(self) -> Adjuster | None:
+        """Algorithm 1's adjustments, when the recipe scores by Algorithm 1."""
+        return self.adjuster if self.recipe.scoring.mode == "algorithm1" else None
+
+    def _tier_rows(self, rows: _Rows, t_i: int, tier: TierSpec, units: Sequence[Query], batch: _BatchQueries) -> None:
+        """Add the candidates of ``tier`` (the ``t_i``-th) for every query of the batch to ``rows``."""
+        if tier.candidates == "template":
+            self._template_rows(rows, t_i, tier, units, batch)
+        else:
+            self._text_rows(rows, t_i, tier, units, batch)
+
+    def _text_rows(self, rows: _Rows, t_i: int, tier: TierSpec, units: Sequence[Query], batch: _BatchQueries) -> None:
         """A tier of people's texts: the pair's own explanation, or the rows selection borrowed for it."""
         name, k = tier.name, tier.explanation
         own = tier.candidates == "explanation"
@@ -362,13 +295,12 @@ class CandidateBuilder:
                 found.append((qi, 0, explanation(q.example.explanations, k), q.example.source_id))
             else:
                 found.extend((qi, slot, text, src) for slot, (text, src) in enumerate(q.borrowed[name]))
-        rows.add_texts(t_i, name, "edited" if tier.candidates == "negation_flip" else "human", found, vocabs,
-                       label_words, adj)
+        rows.add_texts(t_i, name, "edited" if tier.candidates == "negation_flip" else "human", found, batch)
 
-    def _template_rows(self, rows: _Rows, t_i: int, tier: TierSpec, units: Sequence[Query], labels: list,
-                       premises: list, hypotheses: list, vocabs: list, label_words: list,
-                       adj: Adjuster | None) -> None:
+    def _template_rows(self, rows: _Rows, t_i: int, tier: TierSpec, units: Sequence[Query],
+                       batch: _BatchQueries) -> None:
         """A template tier: each query's variants (content-seeded), filled or from the literal cache."""
+        labels, adj = batch.labels, batch.adjuster
         ns = self.ns
         name = tier.name
         templates = self._templates[name]
@@ -387,7 +319,7 @@ class CandidateBuilder:
             keys = claimed = labels
         starts = [_pick(len(templates[key]), f"{ns}\x1ftemplate\x1f{q.query_id}\x1f{name}")
                   for q, key in zip(units, keys)]
-        literal = self._literal_rows
+        literal = self._literal
         count = tier.count
         part = self._part
         found = []  # (query, slot, text, template id, word count, word set, flag bits) per candidate
@@ -404,17 +336,17 @@ class CandidateBuilder:
                 template = options[j]
                 values = {"label": part(label), "claimed_label": part(said)}
                 if template.quotes:
-                    values["premise"], values["hypothesis"] = premises[qi], hypotheses[qi]
+                    values["premise"], values["hypothesis"] = batch.premises[qi], batch.hypotheses[qi]
                     text, composed = template.fill(values)
                     word_set = frozenset(composed)
-                    bits = adj.flag_bits(word_set, len(composed), label_words[qi], name) if adj is not None else 0
+                    bits = adj.flag_bits(word_set, len(composed), batch.label_words[qi], name) if adj is not None else 0
                     add((qi, slot, text, self._template_id(name, key, j), len(composed), word_set, bits))
                     continue
                 text = "".join(p.text if isinstance(p, Part) else values[p].text for p in template.pieces)
                 cached = literal[cache_key] = (text, self._template_id(name, key, j)) + self._static_figures(
                     name, label, text)
                 add((qi, slot) + cached)
-        rows.add_templates(t_i, found, vocabs)
+        rows.add_templates(t_i, found, batch.vocabs)
 
     def _finish_columns(self, digests: list[bytes], rows: _Rows, n_queries: int) -> CandidateColumns:
         """Scores, ids and the output order of the rows :meth:`candidate_columns` collected a tier at a time."""
@@ -468,6 +400,43 @@ class CandidateBuilder:
         return len(tokens), word_set, adj.flag_bits(word_set, len(tokens), adj.label_words.get(label, ()), tier)
 
 
+@dataclass(frozen=True, slots=True)
+class _BatchQueries:
+    """What every tier of a batch reads of its queries, found once: labels, the stripped premise and
+    hypothesis as :class:`~.fill.Part` s (the texts templates quote; their words are those of the
+    texts as read), each query's words, and its true label's words for Algorithm 1."""
+
+    labels: list[str]
+    premises: list[Part]
+    hypotheses: list[Part]
+    vocabs: list[frozenset[str]]
+    label_words: list
+    adjuster: Adjuster | None
+
+    @classmethod
+    def of(cls, units: Sequence[Query], adjuster: Adjuster | None) -> _BatchQueries:
+        examples = [q.example for q in units]
+        labels = [e.label for e in examples]
+        parts: dict[str, Part] = {}  # a premise comes back with each of its hypotheses: one Part a batch
+        premises = []
+        for e in examples:
+            text = e.premise.strip()
+            part = parts.get(text)
+            if part is None:
+                part = parts[text] = Part.of(text)
+            premises.append(part)
+        hypotheses = [Part.of(e.hypothesis.strip()) for e in examples]
+        return cls(
+            labels=labels,
+            premises=premises,
+            hypotheses=hypotheses,
+            vocabs=[frozenset(p.words).union(h.words) for p, h in zip(premises, hypotheses)],
+            label_words=([adjuster.label_words.get(label, ()) for label in labels] if adjuster is not None
+                         else [()] * len(labels)),
+            adjuster=adjuster,
+        )
+
+
 class _Rows:
     """The rows of a batch as :meth:`CandidateBuilder.candidate_columns` collects them, a tier at a time."""
 
@@ -508,8 +477,9 @@ class _Rows:
         self.bits += bits
 
     def add_texts(self, t_i: int, tier: str, origin: str, found: list[tuple[int, int, str, str | None]],
-                  vocabs: list[frozenset[str]], label_words: list, adj: Adjuster | None) -> None:
+                  batch: _BatchQueries) -> None:
         """People's texts, ``(query, slot, text, source id)`` each: tokenized here."""
+        adj, label_words = batch.adjuster, batch.label_words
         n = len(found)
         if not n:
             return
@@ -522,7 +492,7 @@ class _Rows:
         else:
             flag_bits = adj.flag_bits
             bits = [flag_bits(ws, k, label_words[qi], tier) for qi, ws, k in zip(query, sets, n_words)]
-        self._extend(t_i, query, slot, texts, sources, [None] * n, [origin] * n, n_words, sets, bits, vocabs)
+        self._extend(t_i, query, slot, texts, sources, [None] * n, [origin] * n, n_words, sets, bits, batch.vocabs)
 
 
 def _pick(n: int, joined: str) -> int:
