@@ -206,7 +206,12 @@ class Timings(_Model):
 
 class Environment(_Model):
     gradebench_version: str
-    git_commit: str | None
+    #: the working directory's commit in records written before cwd_commit (so it named the
+    #: user's project when run there, not gradebench); new records write null
+    git_commit: str | None = Field(None, description="deprecated, null in new records: see cwd_commit")
+    gradebench_commit: str | None = Field(None, description="commit of the gradebench checkout that ran")
+    gradebench_dirty: bool | None = Field(None, description="that checkout had uncommitted changes")
+    cwd_commit: str | None = Field(None, description="commit of the working directory's repository")
     python: str
     platform: str
     machine: str
@@ -214,6 +219,7 @@ class Environment(_Model):
     numpy: str
     torch: str | None
     torch_device: str | None
+    torch_threads: int | None = Field(None, description="torch's intra-op threads (null: torch not used)")
 
 
 class InvarianceCheck(_Model):
