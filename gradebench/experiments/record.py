@@ -135,6 +135,9 @@ class ScorerRef(_Model):
     model_path: str | None = None
     #: provenance of an external model (model adapters only)
     model: ModelProvenance | None = None
+    #: how inference batches were made where that is not the config's ``batch_size`` (on CUDA:
+    #: ``{"batching": "tokens", "max_batch_tokens": N}``)
+    inference: dict[str, Any] | None = None
 
 
 class LossRef(_Model):
