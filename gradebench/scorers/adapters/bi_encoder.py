@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from gradebench.scorers import register_scorer
+from gradebench.scorers._ce_infer import encode_single
 from gradebench.scorers.adapters.base import ModelConfig, ModelScorer, load_error
 from gradebench.scorers.adapters.runner import plan_batches, run_plan
 
@@ -59,19 +60,37 @@ class BiEncoderScorer(ModelScorer):
         return model
 
     def embed(self, texts: list[str], *, batch_size: int) -> np.ndarray:
-        """``[n, dim]`` float32 embeddings of ``texts`` (any order), by the seeded plan."""
+        """``[n, dim]`` float32 embeddings of ``texts`` (any order), by the seeded plan.
+
+        Texts are tokenized once (cached by content, :func:`gradebench.scorers._ce_infer.encode_single`,
+        the encoding ``SentenceTransformer.preprocess`` gives) and batches are gathered on the
+        device; a model whose first module is not a plain text ``Transformer`` goes through its
+        own ``preprocess`` per batch. The embeddings stay on the device until the last batch.
+        """
         import torch
         from sentence_transformers.util import batch_to_device
 
         model = self.model
-        lengths = np.fromiter(map(len, texts), dtype=np.int64, count=len(texts))
-        batches = plan_batches(texts, lengths, seed=self.seed, batch_size=batch_size, bucket=self.config.bucket)
+        max_tokens = self.max_batch_tokens(batch_size)
+        tokens = None
+        if _plain_text_module(model):
+            encoded = encode_single(model.tokenizer, texts, max_length=self.options()["max_length"])
+            tokens = encoded.on_device(model.device)
+        if max_tokens is not None and tokens is not None:
+            lengths = encoded.lengths  # a token budget needs token lengths
+        else:
+            max_tokens = None
+            lengths = np.fromiter(map(len, texts), dtype=np.int64, count=len(texts))
+        batches = plan_batches(texts, lengths, seed=self.seed, batch_size=batch_size, bucket=self.config.bucket,
+                               max_tokens=max_tokens)
 
-        def forward(rows: np.ndarray) -> np.ndarray:
+        def forward(rows: np.ndarray) -> Any:
             with torch.inference_mode():
-                features = model.preprocess([texts[i] for i in rows])
-                out = model(batch_to_device(features, model.device))["sentence_embedding"]
-                return out.float().cpu().numpy()
+                if tokens is not None:
+                    features = {**tokens.batch(rows), "modality": "text"}
+                else:
+                    features = batch_to_device(model.preprocess([texts[i] for i in rows]), model.device)
+                return model(features)["sentence_embedding"].float()
 
         return run_plan(batches, forward, len(texts), device_type=self.device_type)
 
@@ -87,3 +106,16 @@ class BiEncoderScorer(ModelScorer):
         qi = np.fromiter((where[t] for t in q), dtype=np.int64, count=len(q))
         ci = np.fromiter((where[t] for t in c), dtype=np.int64, count=len(c))
         return np.einsum("ij,ij->i", emb[qi], emb[ci])
+
+
+def _plain_text_module(model: Any) -> bool:
+    """Whether the SentenceTransformer reads text through a plain ``Transformer`` first module with
+    a fast tokenizer and no lower-casing of its own (then :func:`encode_single` is its encoding)."""
+    try:
+        first = model[0]
+    except (IndexError, TypeError, KeyError):
+        return False
+    tok = getattr(first, "tokenizer", None)
+    return (type(first).__name__ == "Transformer" and not getattr(first, "do_lower_case", False)
+            and getattr(tok, "is_fast", False) and getattr(tok, "pad_token_id", None) is not None
+            and getattr(model, "tokenizer", None) is tok)

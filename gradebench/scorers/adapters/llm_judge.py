@@ -53,6 +53,7 @@ class LLMJudgeScorer(ModelScorer):
     """A causal LM judging each pair through a prompt template (see the module docstring)."""
 
     adapter = "llm-judge"
+    token_batching = False  # a batch's logits span the vocabulary: batch_size stays the limit
     summary = ("an external causal LM with a prompt template: expected rating, or log P(yes) - log P(no), "
                "from its next-token probabilities")
     Config = LLMJudgeConfig

@@ -28,12 +28,13 @@ import atexit
 import hashlib
 import itertools
 import os
+import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 
-from gradebench.scorers._ce_infer import EncodedPairs
+from gradebench.scorers._ce_infer import EncodedPairs, cut_batches
 
 __all__ = ["GATHER_BACKEND", "EncodedPairs", "distributed", "encode_texts", "left_padded", "pick_device", "plan_batches",
            "run_plan", "seeded_order"]
@@ -51,12 +52,14 @@ def seeded_order(keys: Sequence[str], *, seed: int) -> np.ndarray:
 
 
 def plan_batches(keys: Sequence[str], lengths: np.ndarray, *, seed: int, batch_size: int,
-                 bucket: bool) -> list[np.ndarray]:
-    """The batches (item indices) of the plan described in the module docstring."""
+                 bucket: bool, max_tokens: int | None = None) -> list[np.ndarray]:
+    """The batches (item indices) of the plan described in the module docstring; with
+    ``max_tokens``, each batch holds as many items as fit ``items x longest <= max_tokens``
+    instead of ``batch_size`` (:func:`gradebench.scorers._ce_infer.cut_batches`)."""
     order = seeded_order(keys, seed=seed)
     if bucket and len(order):
         order = order[np.argsort(-np.asarray(lengths)[order], kind="stable")]
-    return [order[i:i + batch_size] for i in range(0, len(order), batch_size)]
+    return cut_batches(order, np.asarray(lengths), batch_size=batch_size, max_tokens=max_tokens)
 
 
 # -- processes -------------------------------------------------------------------------------
@@ -103,7 +106,7 @@ def run_plan(batches: list[np.ndarray], fn: Callable[[np.ndarray], np.ndarray], 
     """``fn(rows) -> values[len(rows), ...]`` over every batch (this process's share when sharded),
     assembled into ``[n, ...]`` in item order, every process getting every value."""
     rank, world, _ = distributed()
-    mine = [(rows, np.asarray(fn(rows))) for rows in batches[rank::world]]
+    mine = _on_host([(rows, fn(rows)) for rows in batches[rank::world]])
     if world > 1:
         dist = _process_group(device_type)
         gathered: list[Any] = [None] * world
@@ -121,6 +124,24 @@ def run_plan(batches: list[np.ndarray], fn: Callable[[np.ndarray], np.ndarray], 
         done[rows] = True
     if not done.all():  # pragma: no cover - a plan always covers every item
         raise RuntimeError(f"{int((~done).sum())} items were not scored")
+    return out
+
+
+def _on_host(parts: list[tuple[np.ndarray, Any]]) -> list[tuple[np.ndarray, np.ndarray]]:
+    """Each batch's values as numpy. Torch tensors (left on their device by ``fn``, so no batch
+    waits for the device) are joined there and copied back in one transfer: one synchronisation
+    for the whole plan."""
+    torch = sys.modules.get("torch")
+    tensors = [v for _, v in parts if torch is not None and isinstance(v, torch.Tensor)]
+    if not tensors:
+        return [(rows, np.asarray(v)) for rows, v in parts]
+    if len(tensors) != len(parts):
+        raise TypeError("a batch function returned tensors for some batches and arrays for others")
+    flat = torch.cat([t.reshape(len(rows), -1) for (rows, _), t in zip(parts, tensors)]).cpu().numpy()
+    out, start = [], 0
+    for (rows, t) in parts:
+        out.append((rows, flat[start:start + len(rows)].reshape((len(rows), *t.shape[1:]))))
+        start += len(rows)
     return out
 
 

@@ -84,16 +84,17 @@ def classify(scorer: ModelScorer, model: Any, encoded: Any, keys: list[str], hea
 
     from gradebench.scorers._ce_infer import to_device
 
-    batches = plan_batches(keys, encoded.lengths, seed=scorer.seed, batch_size=batch_size, bucket=scorer.config.bucket)
     device = model.device
-    make = batch_fn or encoded.batch
+    batches = plan_batches(keys, encoded.lengths, seed=scorer.seed, batch_size=batch_size, bucket=scorer.config.bucket,
+                           max_tokens=scorer.max_batch_tokens(batch_size))
+    tokens = encoded.on_device(device) if batch_fn is None else None
 
-    def forward(rows: np.ndarray) -> np.ndarray:
+    def forward(rows: np.ndarray) -> Any:
         with torch.inference_mode():
-            logits = scorer._forward(model, to_device(make(rows), device))
-            return select_output(logits, head).cpu().numpy().astype(np.float64)
+            batch = tokens.batch(rows) if tokens is not None else to_device(batch_fn(rows), device)
+            return select_output(scorer._forward(model, batch), head)  # left on the device: one sync at the end
 
-    return run_plan(batches, forward, len(keys), device_type=scorer.device_type)
+    return run_plan(batches, forward, len(keys), device_type=scorer.device_type).astype(np.float64)
 
 
 @register_scorer("hf-sequence-classifier")
