@@ -50,6 +50,11 @@ def _main(
     _state["debug"] = debug
 
 
+#: ``--threads`` of the commands that run torch (train, eval, sweep): :mod:`gradebench.threads`
+THREADS_OPTION = typer.Option("--threads", min=1, metavar="N", help="torch CPU threads",
+                              show_default="the free cores, or $OMP_NUM_THREADS")
+
+
 def emit(obj: Any) -> None:
     """Print ``obj`` as the JSON that ``--json`` promises (sorted keys, 2-space indent)."""
     sys.stdout.write(json.dumps(obj, indent=2, sort_keys=True) + "\n")

@@ -7,7 +7,7 @@ from typing import Annotated, Any, Optional
 
 import typer
 
-from gradebench.cli.app import app, emit, table
+from gradebench.cli.app import THREADS_OPTION, app, emit, table
 from gradebench.errors import InvalidArgumentError
 from gradebench.paths import OUT_DIR, RUNS_NAME
 
@@ -95,12 +95,14 @@ def train(
     resume: Annotated[bool, typer.Option(
         help="insist on continuing an interrupted run in --out (the same command continues one without it "
              "too)")] = False,
+    threads: Annotated[Optional[int], THREADS_OPTION] = None,
     as_json: Annotated[bool, typer.Option("--json", help="print the result as JSON")] = False,
 ) -> None:
     """Train a scorer on a benchmark's train split (early-stopped on validation) into --out.
 
     An interrupted run (Ctrl-C, kill) is continued by running the same command again."""
     from gradebench.experiments.train import train as train_api
+    from gradebench.threads import limit_torch_threads
 
     options: dict[str, Any] = {"seed": seed, "epochs": epochs, "batch_queries": batch_queries, "patience": patience,
                                "loss_params": parse_settings(loss_param, flag="--loss-param")}
@@ -109,8 +111,10 @@ def train(
         if value is not None:
             options[key] = value
     config = parse_settings(set_)
-    result = with_progress(not as_json, lambda progress: train_api(
-        benchmark, scorer, loss=loss, config=config, options=options, out=out, resume=resume, progress=progress))
+    with limit_torch_threads(threads):
+        result = with_progress(not as_json, lambda progress: train_api(
+            benchmark, scorer, loss=loss, config=config, options=options, out=out, resume=resume,
+            progress=progress))
     if as_json:
         emit(result.to_dict())
         return

@@ -8,7 +8,7 @@ from typing import Annotated, Any, Optional
 
 import typer
 
-from gradebench.cli.app import app, emit, table
+from gradebench.cli.app import THREADS_OPTION, app, emit, table
 from gradebench.errors import InvalidArgumentError
 from gradebench.paths import COMMITTED_RESULTS_DIR, RESULTS_DIR, RUNS_DIR
 
@@ -54,9 +54,22 @@ def eval_cmd(
         "(exit 1 when it exceeds the tolerance)")] = False,
     trust_remote_code: Annotated[bool, typer.Option(
         "--trust-remote-code", help="with --model: allow code inside the model folder to run")] = False,
+    threads: Annotated[Optional[int], THREADS_OPTION] = None,
     as_json: Annotated[bool, typer.Option("--json", help="print the record as JSON")] = False,
 ) -> None:
     """Score a split with a scorer, a trained run or any model (--model), and write a result record."""
+    from gradebench.threads import limit_torch_threads
+
+    with limit_torch_threads(threads):
+        _eval(benchmark, scorer, run, model, adapter, set_, split=split, seed=seed, resamples=resamples,
+              results_dir=results_dir, zero_shot=zero_shot, check_invariance=check_invariance,
+              trust_remote_code=trust_remote_code, as_json=as_json)
+
+
+def _eval(benchmark: Path | None, scorer: str | None, run: Path | None, model: str | None, adapter: str,
+          set_: list[str] | None, *, split: str, seed: int, resamples: int, results_dir: Path, zero_shot: bool,
+          check_invariance: bool, trust_remote_code: bool, as_json: bool) -> None:
+    """``eval`` once its threads are set: check the flags, score, write and print the record."""
     from gradebench.experiments.evaluate import evaluate_scorer
 
     given = [f for f, v in (("--scorer", scorer), ("--run", run), ("--model", model)) if v is not None]
@@ -298,6 +311,7 @@ def sweep(
     experiment: Annotated[Path, typer.Argument(help="experiment YAML (see recipes/experiments/demo.yaml)")],
     results_dir: Annotated[Path, _results_dir] = RESULTS_DIR,
     runs_dir: Annotated[Path, typer.Option(help="root of the training run folders")] = RUNS_DIR,
+    threads: Annotated[Optional[int], THREADS_OPTION] = None,
     as_json: Annotated[bool, typer.Option("--json", help="print the result as JSON")] = False,
 ) -> None:
     """Run an experiment grid (train, then evaluate), skipping cells whose records all exist.
@@ -311,9 +325,11 @@ def sweep(
     """
     from gradebench.experiments.sweep import IN_USE
     from gradebench.experiments.sweep import sweep as sweep_api
+    from gradebench.threads import limit_torch_threads
 
-    result = _with_progress(not as_json, lambda progress: sweep_api(
-        experiment, results_dir=results_dir, runs_dir=runs_dir, progress=progress))
+    with limit_torch_threads(threads):
+        result = _with_progress(not as_json, lambda progress: sweep_api(
+            experiment, results_dir=results_dir, runs_dir=runs_dir, progress=progress))
     if as_json:
         emit(result.to_dict())
     else:
