@@ -35,7 +35,8 @@ from gradebench.training.options import ProgressFn, TrainOptions
 
 #: checkpoints of a run, under its run folder
 CHECKPOINT_DIR = "checkpoints"
-#: pairs per forward pass in training when the config leaves ``mini_batch_size`` unset
+#: pairs per forward pass in training when the config leaves ``mini_batch_size`` unset (on CUDA:
+#: the whole batch, cut only by the device's training token budget)
 CPU_MINI_BATCH = 16
 ACCELERATOR_MINI_BATCH = 64
 
@@ -53,6 +54,26 @@ def listwise_dataset(lists: Lists) -> Any:
     features = Features({"query": Value("string"), "docs": Sequence(Value("string")),
                          "labels": Sequence(Value("float32"))})
     return Dataset.from_dict({"query": queries, "docs": docs, "labels": labels}, features=features)
+
+
+def train_pairs(lists: Lists) -> list[tuple[str, str]]:
+    """The distinct (query, candidate) pairs of ``lists``' real candidates, in first-seen order."""
+    rows, cols = lists.flat_index()
+    pairs = zip(lists.queries[rows].tolist(), lists.candidates[rows, cols].tolist())
+    return list(dict.fromkeys((str(q), str(c)) for q, c in pairs))
+
+
+def check_grades(loss: Any, lists: Lists) -> None:
+    """Run the loss's value checks once on every distinct grade of ``lists`` (on the CPU), so that
+    per-step checks, which would wait for an accelerator at every step, can be skipped there."""
+    import numpy as np
+    import torch
+
+    grades = np.unique(lists.relevance[lists.mask]).astype(np.float32)
+    if grades.size:
+        labels = torch.from_numpy(grades)[None, :]
+        loss.spec(torch.zeros_like(labels), labels, mask=torch.ones_like(labels, dtype=torch.bool),
+                  validate=True, **loss.loss_params)
 
 
 @functools.cache
@@ -116,6 +137,7 @@ def _fit(
     from transformers import EarlyStoppingCallback
     from transformers.trainer_callback import PrinterCallback
 
+    from gradebench.scorers._ce_infer import encode_pairs, token_budget
     from gradebench.scorers._ce_model import preserved_rng, quiet_loading, resolve_precision
     from gradebench.training import checkpoints as ckpts
     from gradebench.training.evaluation import metric_key
@@ -141,11 +163,18 @@ def _fit(
         options, checkpoints, n_train_queries=train.n_queries, default_lr=scorer.default_lr,
         has_validation=has_val, bf16=precision == "bf16", fp16=precision == "fp16", **ckpts.resume_overrides(last),
     ))
-    mini_batch = config.mini_batch_size
+    mini_batch, max_tokens = config.mini_batch_size, None
     if mini_batch is None:
-        mini_batch = CPU_MINI_BATCH if model.device.type == "cpu" else ACCELERATOR_MINI_BATCH
+        if model.device.type == "cuda":  # the whole batch in one pass, cut only where it would not fit
+            max_tokens = token_budget(model, model.device, training=True)
+        else:
+            mini_batch = CPU_MINI_BATCH if model.device.type == "cpu" else ACCELERATOR_MINI_BATCH
     loss = GradebenchLoss(model, options.loss or scorer.default_loss, loss_params=dict(options.loss_params),
-                          mini_batch_size=mini_batch)
+                          mini_batch_size=mini_batch, max_tokens=max_tokens)
+    check_grades(loss, train)
+    pairs = train_pairs(train)
+    loss.use_encoded(encode_pairs(model.tokenizer, [q for q, _ in pairs], [d for _, d in pairs],
+                                  max_length=config.max_length), pairs)
     history_path = run_dir / HISTORY_FILE
     if last is not None and args.should_save:
         restore_history(history_path, last)  # the history the checkpoint holds, however the process died

@@ -12,7 +12,20 @@ gradebench losses' masking contract).
 
 Mini-batches: all pairs are tokenized in one call, then sorted by token length (stable) and
 cut into chunks of ``mini_batch_size`` pairs, each trimmed to its longest pair, so chunks
-carry little padding; ``mini_batch_size=None`` runs all pairs of the batch in one pass.
+carry little padding; ``mini_batch_size=None`` runs all pairs of the batch in one pass, and
+``max_tokens`` cuts chunks by tokens instead (``pairs x longest pair <= max_tokens``).
+
+Pre-tokenized pairs: :meth:`GradebenchLoss.use_encoded` hands the loss the encoding of every
+(query, document) pair of the training split (:func:`gradebench.scorers._ce_infer.encode_pairs`,
+the encoding ``model.preprocess`` gives). A batch's pairs are then looked up instead of
+tokenized, and gathered and padded on the model's device from ids copied there once; pairs
+not in the encoding are tokenized as above.
+
+Value checks: on CPU the registered loss checks every batch's scores and labels (one fused
+reduction). On an accelerator that check would wait for the device at every step, so it runs
+on the first batch only; the labels are the split's grades, checked once before training
+(:func:`gradebench.scorers._ce_train.check_grades`), and a model whose scores stop being finite
+logs a null epoch loss and is refused when its scores are checked after training.
 
 Example::
 
@@ -59,6 +72,7 @@ class GradebenchLoss(nn.Module):
         loss_params: dict[str, Any] | None = None,
         activation_fn: nn.Module | None = None,
         mini_batch_size: int | None = None,
+        max_tokens: int | None = None,
     ) -> None:
         super().__init__()
         self.model = model
@@ -73,6 +87,10 @@ class GradebenchLoss(nn.Module):
         if mini_batch_size is not None and mini_batch_size < 1:
             raise InvalidArgumentError(f"mini_batch_size must be >= 1 or None, got {mini_batch_size}")
         self.mini_batch_size = mini_batch_size
+        self.max_tokens = max_tokens
+        self._encoded: Any = None
+        self._index: dict[tuple[str, str], int] = {}
+        self._checked = False
         if model.num_labels != 1:
             raise InvalidArgumentError(f"GradebenchLoss needs a model with 1 output label, got {model.num_labels}",
                                        hint="build the CrossEncoder with num_labels=1")
@@ -118,7 +136,30 @@ class GradebenchLoss(nn.Module):
         if pairs:
             flat_labels = torch.cat([torch.as_tensor(lab).reshape(-1) for lab in labels]).to(device, torch.float32)
             grades = grades.masked_scatter(mask, flat_labels)
-        return self.spec(scores, grades, mask=mask, **self.loss_params)
+        validate = device.type == "cpu" or not self._checked
+        self._checked = True
+        return self.spec(scores, grades, mask=mask, validate=validate, **self.loss_params)
+
+    def use_encoded(self, encoded: Any, pairs: Sequence[tuple[str, str]]) -> None:
+        """Read the token ids of ``pairs`` (the rows of ``encoded``, an
+        :class:`~gradebench.scorers._ce_infer.EncodedPairs`) instead of tokenizing them."""
+        if len(encoded) != len(pairs):
+            raise ValueError(f"{len(pairs)} pairs but {len(encoded)} encodings")
+        self._encoded = encoded
+        self._index = {p: i for i, p in enumerate(pairs)}
+
+    def _chunks(self, lengths: Any, size: int) -> list[Any]:
+        """Row indices of each forward pass: longest first (stable), cut by pairs or by tokens."""
+        import numpy as np
+
+        from gradebench.scorers._ce_infer import cut_batches
+
+        lengths = np.asarray(lengths)
+        n = len(lengths)
+        if size >= n and (self.max_tokens is None or n * int(lengths.max(initial=1)) <= self.max_tokens):
+            return [np.arange(n)]  # one pass, in the batch's own order
+        order = np.argsort(-lengths, kind="stable")
+        return cut_batches(order, np.asarray(lengths), batch_size=size, max_tokens=self.max_tokens)
 
     def _logits(self, pairs: Sequence[tuple[str, str]], *, prompt: str | None, task: str | None) -> Tensor:
         """``[n_pairs]`` model outputs, in the order of ``pairs``."""
@@ -128,6 +169,10 @@ class GradebenchLoss(nn.Module):
         n = len(pairs)
         if n == 0:
             return torch.zeros(0, device=device)
+        if self._encoded is not None and prompt is None:
+            rows = [self._index.get(p) for p in pairs]
+            if None not in rows:
+                return self._encoded_logits(rows)
         tokens = self.model.preprocess(list(pairs), prompt=prompt, task=task)
         size = n if self.mini_batch_size is None else self.mini_batch_size
         if size >= n or "attention_mask" not in tokens:
@@ -149,6 +194,31 @@ class GradebenchLoss(nn.Module):
             parts.append(self.model(batch_to_device(chunk, device))["scores"].reshape(-1))
         out = torch.empty(n, dtype=parts[0].dtype, device=parts[0].device)
         return out.index_copy(0, order.to(out.device), torch.cat(parts))
+
+    def _encoded_logits(self, rows: list[int]) -> Tensor:
+        """``[len(rows)]`` model outputs of pre-tokenized pairs (rows of the encoding), in that order."""
+        import numpy as np
+
+        enc = self._encoded
+        device = self.model.device
+        tokens = enc.on_device(device)
+        rows_np = np.asarray(rows, dtype=np.int64)
+        n = len(rows_np)
+        size = n if self.mini_batch_size is None else self.mini_batch_size
+        chunks = self._chunks(enc.lengths[rows_np], size)
+        order = np.concatenate(chunks)
+        index = tokens.index(rows_np[order])  # one copy of the batch's rows, in forward order
+        parts, start = [], 0
+        for chunk in chunks:
+            features = tokens.batch(rows_np[chunk], index[start:start + len(chunk)])
+            start += len(chunk)
+            features["modality"] = "text"
+            parts.append(self.model(features)["scores"].reshape(-1))
+        flat = torch.cat(parts)
+        if len(chunks) == 1 and np.array_equal(order, np.arange(n)):
+            return flat
+        out = torch.empty(n, dtype=flat.dtype, device=flat.device)
+        return out.index_copy(0, torch.from_numpy(order).to(flat.device, non_blocking=True), flat)
 
     def get_config_dict(self) -> dict[str, Any]:
         """Configuration shown in sentence-transformers model cards."""
