@@ -3,8 +3,14 @@
 -- Placeholders, filled in by gradebench with SQL lists of file paths (never globs, so a
 -- writer's temp files are never read):
 --   ${RECORD_FILES}       the record JSON files (<results_dir>/<benchmark>/<id>.json)
---   ${PREDICTION_FILES}   their <id>.predictions.parquet files
---   ${PER_QUERY_FILES}    their <id>.queries.parquet files
+--   ${PREDICTIONS_SOURCE} a relation: read_parquet(<the records' <id>.predictions.parquet files that are
+--                        there>), or an empty one with the core columns when none is (a packed folder such
+--                        as leaderboard/results keeps them out of git; see gradebench.experiments.pack)
+--   ${PER_QUERY_SOURCE}   a relation (record_id, query_id, metric, value) of the records' per-query values:
+--                        their loose <id>.queries.parquet files and their rows of the benchmark folders'
+--                        per_query.parquet packs
+--   ${FIGURES_SOURCE}     a relation (record_id, query_id, figure, value) of the records' per-query report
+--                        figures (gradebench.experiments.figures), from the same files
 --   ${CANDIDATES_SOURCE}  a relation: read_parquet(<the benchmarks' Parquet files>, filename = true),
 --                        or an empty one with the core columns when no benchmark folder is found
 --   ${BENCHMARK_FILES}    a relation (file, benchmark, benchmark_fingerprint) naming those files
@@ -16,9 +22,12 @@
 --   results      one row per record with provenance and every suite metric flattened:
 --                "<metric>" (value), "<metric>_low", "<metric>_high" (95% bootstrap CI)
 --   metrics      one row per record x metric (long form): value, CI, level, n, n_excluded
---   per_query    one row per record x metric x query: value (NULL = excluded query)
+--   per_query    one row per record x metric x query: value (NULL = excluded query); a pack leaves out
+--                query_separation_ratio (its mean and CI are in metrics)
+--   query_figures one row per record x report figure x query: value (NaN = undefined for the query)
 --   predictions  one row per record x candidate: prediction, relevance, score, tier, split,
---                plus the record's benchmark, fingerprint, scorer, loss and system_seed
+--                plus the record's benchmark, fingerprint, scorer, loss and system_seed; only the
+--                records whose predictions file is there (gradebench query says so when none is)
 --   candidates   the benchmark rows (every column of the benchmarks' Parquet files) of the
 --                benchmarks the records reference, with benchmark and benchmark_fingerprint
 --   policies     one row per policy-optimisation run (gradebench lipo | grpo | ppo): method,
@@ -108,14 +117,22 @@ SELECT
 FROM keyed;
 
 CREATE OR REPLACE VIEW per_query AS
-SELECT record_id, query_id, CAST(metric AS VARCHAR) AS metric, value
-FROM read_parquet(${PER_QUERY_FILES});
+SELECT CAST(record_id AS VARCHAR) AS record_id, CAST(query_id AS VARCHAR) AS query_id,
+       CAST(metric AS VARCHAR) AS metric, CAST(value AS DOUBLE) AS value
+FROM ${PER_QUERY_SOURCE}
+WHERE CAST(record_id AS VARCHAR) IN (SELECT id FROM records);
+
+CREATE OR REPLACE VIEW query_figures AS
+SELECT CAST(record_id AS VARCHAR) AS record_id, CAST(query_id AS VARCHAR) AS query_id,
+       CAST(figure AS VARCHAR) AS figure, CAST(value AS DOUBLE) AS value
+FROM ${FIGURES_SOURCE}
+WHERE CAST(record_id AS VARCHAR) IN (SELECT id FROM records);
 
 CREATE OR REPLACE VIEW predictions AS
 SELECT
     p.* REPLACE (CAST(p.split AS VARCHAR) AS split, CAST(p.record_id AS VARCHAR) AS record_id),
     r.benchmark, r.benchmark_fingerprint, r.scorer, r.loss, r.system_seed
-FROM read_parquet(${PREDICTION_FILES}, union_by_name = true) AS p
+FROM ${PREDICTIONS_SOURCE} AS p
 JOIN results AS r ON r.id = CAST(p.record_id AS VARCHAR);
 
 CREATE OR REPLACE VIEW benchmark_files AS

@@ -32,6 +32,7 @@ from gradebench.errors import InvalidArgumentError, RunError
 from gradebench.experiments import suite as S
 from gradebench.experiments.bias import GROUP_COLUMNS, bias_controls
 from gradebench.experiments.environment import environment
+from gradebench.experiments.figures import dense_from_lists, figure_sets, query_figures
 from gradebench.experiments.record import (
     SUITE_VERSION,
     EvalRecord,
@@ -189,8 +190,9 @@ def evaluate_scorer(
     )
     if write and is_main_process():
         step("writing record")
-        write_record(record, predictions_table(rid, lists, scores), per_query_table(rid, lists, result, specs),
-                     results_dir)
+        figures = query_figures(bench.name, dense_from_lists(lists, scores)) if figure_sets(bench.name) else {}
+        write_record(record, predictions_table(rid, lists, scores),
+                     per_query_table(rid, lists, result, specs, figures), results_dir)
     if progress is not None:
         progress(5, 5, "done")
     return record
@@ -287,16 +289,25 @@ def predictions_table(rid: str, lists: Lists, scores: np.ndarray) -> Any:
     return pa.table(data)
 
 
-def per_query_table(rid: str, lists: Lists, result: Any, specs: list) -> Any:
-    """Per-query metric values in long form (metric-major, queries in list order); null = excluded."""
+def per_query_table(rid: str, lists: Lists, result: Any, specs: list,
+                    figures: dict[str, np.ndarray] | None = None) -> Any:
+    """Per-query metric values in long form (metric-major, queries in list order); null = excluded.
+    Then the record's report figures (:mod:`gradebench.experiments.figures`), one row per query
+    each, named ``figure:<set>.<column>`` (NaN kept: undefined for that query)."""
     import pyarrow as pa
 
     names = [s.name for s in specs if s.level == "query"]
+    figures = figures or {}
     n = lists.n_queries
     values = np.concatenate([result.per_query[m] for m in names]) if names else np.zeros(0)
+    mask = np.isnan(values)
+    if figures:
+        values = np.concatenate([values, *(np.asarray(figures[f], dtype=np.float64) for f in figures)])
+        mask = np.concatenate([mask, np.zeros(n * len(figures), dtype=bool)])
+    labels = [*names, *figures]
     return pa.table({
-        "record_id": pa.array([rid] * (n * len(names)), pa.string()).dictionary_encode(),
-        "query_id": pa.array(np.tile(lists.query_ids, len(names)).tolist(), pa.string()),
-        "metric": pa.array(np.repeat(names, n).tolist(), pa.string()).dictionary_encode(),
-        "value": pa.array(values, pa.float64(), mask=np.isnan(values)),
+        "record_id": pa.array([rid] * (n * len(labels)), pa.string()).dictionary_encode(),
+        "query_id": pa.array(np.tile(lists.query_ids, len(labels)).tolist(), pa.string()),
+        "metric": pa.array(np.repeat(labels, n).tolist(), pa.string()).dictionary_encode(),
+        "value": pa.array(values, pa.float64(), mask=mask),
     })

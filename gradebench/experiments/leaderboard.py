@@ -10,8 +10,9 @@ Per system and metric:
 * CI, per-query metrics: a percentile bootstrap over queries (the records' seed, resample
   count and confidence) of the seed-averaged per-query values; with one seed this is exactly
   the record's own CI, which is reused;
-* CI, corpus metrics (``separation_ratio``, ``tier_eta2``): the record's CI with one seed, else
-  the envelope ``[min ci_low, max ci_high]`` over seeds (conservative);
+* CI, corpus metrics (``separation_ratio``, ``tier_eta2``) and per-query metrics whose per-query
+  values a packed folder leaves out (``query_separation_ratio``): the record's CI with one seed,
+  else the envelope ``[min ci_low, max ci_high]`` over seeds (conservative);
 * ``seed_std``: standard deviation over seeds (``ddof=1``; null with one seed).
 
 Rows are sorted by ``sort_by`` (descending, undefined last, then by system label and id). The
@@ -213,8 +214,26 @@ def _board(name: str, fp: str, split: str, records: list[EvalRecord], sort_by: s
             seeds=[r.system_seed for r in s["records"]], record_ids=[r.id for r in s["records"]],
             n_queries=s["n_queries"], metrics=s["metrics"], is_best=i == 0, tied_with_best=tied,
             p_value=p, p_adjusted=adj, probe=rec.scorer.name == PROBE,
+            training=training_budget(s["records"]), device=devices(s["records"]),
         ))
     return Board(benchmark=name, fingerprint=fp, split=split, rows=rows, validity=_validity(rows, sort_by))
+
+
+def training_budget(records: list[EvalRecord]) -> str:
+    """A system's training budget: ``<queries> queries x <epochs> epochs`` (``all`` queries without a
+    cap; the epochs are the budget, early stopping may end sooner), or ``untrained``."""
+    run = records[0].run
+    if run is None:
+        return "untrained"
+    cap = run.options.get("max_train_queries")
+    epochs = run.options.get("epochs")
+    return f"{'all' if cap is None else cap} queries x {'?' if epochs is None else epochs} epochs"
+
+
+def devices(records: list[EvalRecord]) -> str:
+    """The device(s) the records ran on (``environment.torch_device``: ``cpu``, ``cuda (NVIDIA H100 ...)``;
+    ``-`` without torch), joined by ``/`` when the seeds ran on several."""
+    return " / ".join(sorted({r.environment.torch_device or "-" for r in records}))
 
 
 def _one_per_seed(records: list[EvalRecord]) -> list[EvalRecord]:
@@ -240,6 +259,15 @@ def _per_query(record: EvalRecord, metric: str, cache: Cache) -> tuple[list[str]
     return table[metric]
 
 
+def _has_per_query(records: list[EvalRecord], metric: str, cache: Cache) -> bool:
+    """Whether every record has per-query values of ``metric`` (a pack leaves some out:
+    :data:`gradebench.experiments.pack.UNPACKED`)."""
+    for r in records:
+        if r.id not in cache:
+            cache[r.id] = read_per_query_arrays(r)
+    return all(metric in cache[r.id] for r in records)
+
+
 def _per_query_matrix(records: list[EvalRecord], metric: str, cache: Cache) -> tuple[np.ndarray, np.ndarray]:
     """``(query_ids, [n_queries, n_seeds] values)`` over the queries every seed has, in the first seed's order."""
     ids, columns = align([_per_query(r, metric, cache) for r in records])
@@ -259,7 +287,7 @@ def _system(sid: str, records: list[EvalRecord], sort_by: str, cache: Cache, dra
         }
         if len(records) == 1:
             entry.update(ci_low=mv[0].ci_low, ci_high=mv[0].ci_high)
-        elif first.metrics[name].level == "corpus":
+        elif first.metrics[name].level == "corpus" or not _has_per_query(records, name, cache):
             lows = [m.ci_low for m in mv if m is not None and m.ci_low is not None]
             highs = [m.ci_high for m in mv if m is not None and m.ci_high is not None]
             full = len(lows) == len(records) and len(highs) == len(records)
@@ -268,7 +296,7 @@ def _system(sid: str, records: list[EvalRecord], sort_by: str, cache: Cache, dra
             _, values = _per_query_matrix(records, name, cache)
             entry.update(_seed_averaged_ci(mean_of_defined(values, axis=1), first, draws))
         metrics[name] = entry
-    if sort_by in first.metrics and first.metrics[sort_by].level == "query":
+    if sort_by in first.metrics and first.metrics[sort_by].level == "query" and _has_per_query(records, sort_by, cache):
         ids, values = _per_query_matrix(records, sort_by, cache)
         per_query_sort = (ids, mean_of_defined(values, axis=1))
     n_queries = min(r.benchmark.n_queries for r in records)
@@ -295,6 +323,9 @@ def _tests(systems: list[dict[str, Any]], sort_by: str, alpha: float) -> dict[st
     raw: dict[str, float] = {}
     untestable: list[str] = []
     for s in systems[1:]:
+        if s["per_query"] is None:  # no per-query values of sort_by (a packed folder's query_separation_ratio)
+            untestable.append(s["system_id"])
+            continue
         ids, vals = s["per_query"]
         pairs = [(best[q], v) for q, v in zip(ids.tolist(), vals.tolist()) if q in best]
         a = np.array([p[0] for p in pairs], dtype=np.float64)

@@ -45,19 +45,26 @@ from typing import Any, Literal
 
 from gradebench.errors import GradebenchError, InvalidArgumentError, QueryError
 from gradebench.experiments.record import PER_QUERY_SUFFIX, PREDICTIONS_SUFFIX, RecordError
-from gradebench.experiments.store import record_files
+from gradebench.experiments.tables import FIGURE_PREFIX, pack_path
+from gradebench.experiments.store import PREDICTIONS_HINT, record_files
 from gradebench.paths import RESULTS_DIR
 
 _PKG = Path(__file__).resolve().parents[1]
-VIEWS = ("results", "metrics", "per_query", "predictions", "candidates", "records", "benchmark_files")
+VIEWS = ("results", "metrics", "per_query", "query_figures", "predictions", "candidates", "records",
+         "benchmark_files")
 FORMATS = ("table", "csv", "json")
 _EMPTY_CANDIDATES = (
     "(SELECT NULL::VARCHAR AS filename, NULL::VARCHAR AS query_id, NULL::VARCHAR AS query, "
     "NULL::VARCHAR AS candidate_id, NULL::VARCHAR AS candidate, NULL::DOUBLE AS score, NULL::SMALLINT AS relevance, "
     "NULL::VARCHAR AS tier, NULL::VARCHAR AS split WHERE false)"
 )
-VIEWS_HINT = ("views: results, metrics, per_query, predictions, candidates, records, policies (columns in "
+VIEWS_HINT = ("views: results, metrics, per_query, query_figures, predictions, candidates, records, policies (columns in "
               'leaderboard/views.sql); quote metric columns: "ndcg@5"')
+_EMPTY_PREDICTIONS = (
+    "(SELECT NULL::VARCHAR AS record_id, NULL::VARCHAR AS query_id, NULL::VARCHAR AS candidate_id, "
+    "NULL::VARCHAR AS split, NULL::DOUBLE AS prediction, NULL::DOUBLE AS relevance, NULL::DOUBLE AS score, "
+    "NULL::VARCHAR AS tier WHERE false)"
+)
 _EMPTY_FILES = (
     "(SELECT NULL::VARCHAR AS file, NULL::VARCHAR AS benchmark, NULL::VARCHAR AS benchmark_fingerprint WHERE false)"
 )
@@ -102,6 +109,45 @@ def _benchmark_files(docs: list[dict[str, Any]]) -> list[tuple[str, str, str]]:
     return sorted(out)
 
 
+def _per_query_sources(loose: list[Path], packs: list[Path]) -> tuple[str, str]:
+    """The ``per_query`` and ``query_figures`` relations over the loose tables (long form, figures as
+    ``figure:...`` rows) and the packs (a column per metric and figure, metric names per record in
+    the file's metadata; see :mod:`gradebench.experiments.pack`)."""
+    import pyarrow.parquet as pq
+
+    metrics: list[str] = []
+    figures: list[str] = []
+    if loose:
+        src = f"read_parquet({_list(loose)})"
+        metrics.append(f"SELECT record_id, query_id, metric, value FROM {src} "
+                       f"WHERE NOT starts_with(CAST(metric AS VARCHAR), '{FIGURE_PREFIX}')")
+        figures.append(f"SELECT record_id, query_id, metric AS figure, value FROM {src} "
+                       f"WHERE starts_with(CAST(metric AS VARCHAR), '{FIGURE_PREFIX}')")
+    for path in packs:
+        schema = pq.read_schema(path)
+        sets = json.loads((schema.metadata or {}).get(b"gradebench.pack.metric_sets", b"[]").decode())
+        src = f"read_parquet({_lit(str(path))})"
+        for k, entries in enumerate(sets):
+            pairs = [(e, e) if isinstance(e, str) else tuple(e) for e in entries]
+            if pairs:
+                names = ", ".join(_lit(n) for n, _ in pairs)
+                cols = ", ".join(_ident(c) for _, c in pairs)
+                metrics.append(f"SELECT record_id, query_id, unnest([{names}]) AS metric, unnest([{cols}]) AS value "
+                               f"FROM {src} WHERE metric_set = {k}")
+        cols = [c for c in schema.names if c.startswith(FIGURE_PREFIX)]
+        if cols:
+            inner = (f"SELECT record_id, query_id, unnest([{', '.join(_lit(c) for c in cols)}]) AS figure, "
+                     f"unnest([{', '.join(f'CAST({_ident(c)} AS DOUBLE)' for c in cols)}]) AS value FROM {src}")
+            figures.append(f"SELECT * FROM ({inner}) WHERE value IS NOT NULL")
+    empty = "(SELECT NULL::VARCHAR AS record_id, NULL::VARCHAR AS query_id, NULL::VARCHAR AS {0}, NULL::DOUBLE AS value WHERE false)"
+    return (("(" + " UNION ALL ".join(metrics) + ")") if metrics else empty.format("metric"),
+            ("(" + " UNION ALL ".join(figures) + ")") if figures else empty.format("figure"))
+
+
+def _ident(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
+
+
 def view_statements(results_dir: str | Path) -> str:
     """The SQL of ``views.sql`` with its placeholders filled for ``results_dir``.
 
@@ -139,20 +185,24 @@ def _views(results_dir: str | Path) -> tuple[str, list[Path]]:
         f"read_text({_list(policy_files)})" if policy_files
         else "(SELECT NULL::VARCHAR AS content, NULL::VARCHAR AS filename WHERE false)"
     )
-    predictions = [f.parent / (s + PREDICTIONS_SUFFIX) for f, s in zip(files, stems)]
-    per_query = [f.parent / (s + PER_QUERY_SUFFIX) for f, s in zip(files, stems)]
+    predictions = [p for p in (f.parent / (s + PREDICTIONS_SUFFIX) for f, s in zip(files, stems)) if p.is_file()]
+    loose = [p for p in (f.parent / (s + PER_QUERY_SUFFIX) for f, s in zip(files, stems)) if p.is_file()]
+    packs = sorted({pack_path(f.parent) for f in files if pack_path(f.parent).is_file()})
+    per_query_source, figures_source = _per_query_sources(loose, packs)
     fills = {
         "${RECORD_FILES}": _list(files),
         "${POLICY_SOURCE}": policy_source,
-        "${PREDICTION_FILES}": _list(predictions),
-        "${PER_QUERY_FILES}": _list(per_query),
+        "${PREDICTIONS_SOURCE}": (f"read_parquet({_list(predictions)}, union_by_name = true)" if predictions
+                                  else _EMPTY_PREDICTIONS),
+        "${PER_QUERY_SOURCE}": per_query_source,
+        "${FIGURES_SOURCE}": figures_source,
         "${CANDIDATES_SOURCE}": source,
         "${BENCHMARK_FILES}": table,
     }
     sql = views_sql_path().read_text(encoding="utf-8")
     for key, value in fills.items():
         sql = sql.replace(key, value)
-    return sql, [*files, *predictions, *per_query, *policy_files, *bench_paths]
+    return sql, [*files, *predictions, *loose, *packs, *policy_files, *bench_paths]
 
 
 def connect(results_dir: str | Path = RESULTS_DIR) -> Any:
@@ -206,6 +256,29 @@ def check_read_only(con: Any, sql: str) -> None:
                          "allowed, only SELECT (or WITH ... SELECT)",
                          hint="select from the views results, metrics, per_query, predictions, candidates, "
                               "records, policies; write files with --format csv|json and a shell redirect")
+
+
+def _check_predictions(con: Any, sql: str, results_dir: str | Path) -> None:
+    """Refuse a query of the ``predictions`` view when no record's predictions file is there (a packed
+    folder such as ``leaderboard/results`` keeps them out of git): one line saying what to do.
+
+    Raises:
+        QueryError: the query reads ``predictions`` and none of the records has its predictions.
+    """
+    import re
+
+    try:
+        tables = {t.lower() for t in con.get_table_names(sql, qualified=False)}
+    except Exception:  # noqa: BLE001 - a query DuckDB cannot bind: look for the name instead
+        tables = {"predictions"} if re.search(r"\bpredictions\b", sql, re.IGNORECASE) else set()
+    if "predictions" not in tables:
+        return
+    files = record_files(results_dir)
+    if any((f.parent / (f.name[: -len(".json")] + PREDICTIONS_SUFFIX)).is_file() for f in files):
+        return
+    raise QueryError(f"the predictions view needs the records' per-candidate predictions, and none of the "
+                     f"{len(files)} records has them here (committed records keep them out of git)",
+                     hint=PREDICTIONS_HINT)
 
 
 def _first_line(e: BaseException) -> str:
@@ -288,6 +361,7 @@ def run_query(sql: str, *, results_dir: str | Path = RESULTS_DIR) -> QueryResult
     con = connect(results_dir)
     try:
         check_read_only(con, sql)
+        _check_predictions(con, sql, results_dir)
         cur = con.execute(sql)
         columns = [d[0] for d in cur.description] if cur.description else []
         rows = [[_plain(v) for v in r] for r in cur.fetchall()] if columns else []

@@ -7,7 +7,9 @@ One evaluation of one scorer on one split of one benchmark writes, under
   ``candidate_id``, ``split``, ``prediction``, ``relevance``, ``score`` and ``tier`` (when the
   benchmark has tiers), in the benchmark's list order;
 * ``<id>.queries.parquet`` -- per-query metric values in long form: ``record_id``,
-  ``query_id``, ``metric``, ``value`` (null = the query is excluded for that metric);
+  ``query_id``, ``metric``, ``value`` (null = the query is excluded for that metric), then the
+  record's per-query report figures (``metric`` = ``figure:<set>.<column>``,
+  :mod:`gradebench.experiments.figures`);
 * ``<id>.json`` -- the :class:`EvalRecord` (``schema_version`` 1, ``kind: "gradebench.result"``:
   an ``evaluation`` record of :mod:`gradebench.experiments.store`), written last.
 
@@ -26,6 +28,11 @@ and its parameters, run fingerprint (trained scorers), the system seed, the boot
 resample count, and the metric-suite version. Fields added since (``bias``, ``invariance``,
 ``scorer.model``) are optional, so records written before them still load.
 ``schemas/result-v1.json`` is generated from :class:`EvalRecord` (see :func:`render_schema_json`).
+
+A committed results folder is *packed* (:mod:`gradebench.experiments.pack`): the per-query tables of
+a benchmark folder become one ``per_query.parquet`` and the predictions stay local, so a record's
+``files`` name tables that may not be there; the readers of :mod:`gradebench.experiments.store`
+find the values in the pack.
 """
 
 from __future__ import annotations

@@ -3,12 +3,14 @@
 :func:`gradebench.experiments.leaderboard.leaderboard` computes a :class:`Leaderboard` from the
 records; this module only lays one out, so it imports nothing of the computation.
 
-Columns: rank, system, seeds, the sort metric and :data:`~gradebench.experiments.conventions.SHOWN`
+Columns: rank, system, seeds, training (the budget: training queries x epochs, or ``untrained``),
+device (``environment.torch_device`` of the records), the sort metric and :data:`~gradebench.experiments.conventions.SHOWN`
 as ``value [ci_low, ci_high]``, and ``vs best``: ``best``, ``=`` (not significantly different
 from the best, Holm-corrected), ``<`` (significantly worse) or blank (not tested).
 
 :func:`text` is what ``gradebench leaderboard`` prints: it fits a terminal of ``width`` columns
-(rank, the sort metric, vs best, seeds, then the system, wrapped but never cut);
+(rank, the sort metric, vs best, seeds, then the system with its training budget and device in
+brackets, wrapped but never cut);
 ``wide=True`` shows every column of the Markdown table on unwrapped lines.
 """
 
@@ -46,6 +48,9 @@ class Row:
     p_value: float | None
     p_adjusted: float | None
     probe: bool
+    #: the training budget (``300 queries x 2 epochs``; ``untrained``) and the device the records ran on
+    training: str = "untrained"
+    device: str = "-"
 
 
 @dataclass(frozen=True)
@@ -102,11 +107,12 @@ def mark(row: Row) -> str:
 
 def cells(lb: Leaderboard, row: Row) -> list[str]:
     name = row.system + (" (probe)" if row.probe else "")
-    return [str(row.rank), name, str(row.n_seeds), *(fmt_metric(row.metrics.get(m)) for m in columns(lb)), mark(row)]
+    return [str(row.rank), name, str(row.n_seeds), row.training, row.device,
+            *(fmt_metric(row.metrics.get(m)) for m in columns(lb)), mark(row)]
 
 
 def header(lb: Leaderboard) -> list[str]:
-    return ["#", "system", "seeds", *columns(lb), "vs best"]
+    return ["#", "system", "seeds", "training", "device", *columns(lb), "vs best"]
 
 
 def title(board: Board) -> str:
@@ -256,7 +262,8 @@ def _text_rows(lb: Leaderboard, board: Board, wide: bool) -> tuple[list[str], li
     metrics = columns(lb) if wide else [lb.sort_by]
     head = ["#", *metrics, "vs best", "seeds", "system"]
     rows = [[str(row.rank), *(fmt_metric(row.metrics.get(m)) for m in metrics), mark(row), str(row.n_seeds),
-             row.system + (" (probe)" if row.probe else "")] for row in board.rows]
+             row.system + (" (probe)" if row.probe else "") + f" [{row.training}; {row.device}]"]
+            for row in board.rows]
     return head, rows
 
 

@@ -40,6 +40,7 @@ from gradebench.experiments.policy_record import (
     PolicyRecord,
 )
 from gradebench.experiments.record import RECORD_SUFFIX, RESULT_SCHEMA_VERSION, EvalRecord
+from gradebench.experiments.tables import json_text, numbers, record_values
 from gradebench.locks import locked_temp_beside, remove_stale_temps
 from gradebench.names import check_name
 from gradebench.paths import RESULTS_DIR, publish
@@ -159,7 +160,7 @@ def write_record(record: Record, predictions: Any = None, per_query: Any = None,
         raise InvalidArgumentError(f"a {spec.what} has no tables", hint="call write_record(record, results_dir=...)")
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / f"{record.id}{spec.suffix}"
-    write_text_atomic(path, json.dumps(record.to_dict(), indent=2, sort_keys=True, allow_nan=False) + "\n")
+    write_text_atomic(path, json_text(record.to_dict()))
     record._path = path
     return path
 
@@ -280,69 +281,59 @@ def _parquet(path: Path | None, record: EvalRecord, what: str) -> Any:
 
 
 def read_predictions(record: EvalRecord) -> Any:
-    """The record's per-candidate predictions as a pandas DataFrame."""
-    return _parquet(record.predictions_path, record, "predictions")
+    """The record's per-candidate predictions as a pandas DataFrame.
+
+    Raises:
+        RecordError: the predictions file is not there -- a packed results folder (``leaderboard/results``)
+            keeps them out of git (:mod:`gradebench.experiments.pack`) -- or is unreadable.
+    """
+    path = record.predictions_path
+    if path is None or not path.is_file():
+        raise RecordError(PREDICTIONS_MISSING, path=path or record.id, hint=PREDICTIONS_HINT)
+    return _parquet(path, record, "predictions")
+
+
+#: what a reader says when a record's predictions are not there (they do not travel with committed records)
+PREDICTIONS_MISSING = "the record's per-candidate predictions are not here (committed records keep them out of git)"
+PREDICTIONS_HINT = ("evaluate the record again into the same --results-dir to write them (the record id, and so "
+                    "the file name, stays the same)")
 
 
 def read_per_query(record: EvalRecord, metric: str | None = None) -> Any:
-    """The record's per-query metric values (long form), optionally of one metric."""
-    df = _parquet(record.per_query_path, record, "per-query metrics")
-    if metric is not None:
-        df = df[df["metric"].astype(str) == metric]
+    """The record's per-query metric values (long form: ``record_id, query_id, metric, value``; NaN =
+    excluded), optionally of one metric: from its loose table, else the folder's pack."""
+    import numpy as np
+    import pandas as pd
+
+    values = record_values(record)
+    names = [m for m in values.metrics if metric is None or m == metric]
+    n = len(values.query_ids)
+    df = pd.DataFrame({
+        "record_id": [record.id] * (n * len(names)),
+        "query_id": values.query_ids * len(names),
+        "metric": pd.Categorical([m for m in names for _ in range(n)], categories=list(values.metrics)),
+        "value": np.concatenate([values.metrics[m] for m in names]) if names else np.zeros(0),
+    })
     return df
 
 
-def _numbers(array: Any, dtype: Any) -> Any:
-    """A primitive Arrow array as a NumPy array of ``dtype`` (nulls as NaN), read from its buffer:
-    ``Array.to_numpy`` imports pandas, which costs more than reading a record."""
-    import numpy as np
-    import pyarrow as pa
-
-    if array.null_count or not (pa.types.is_integer(array.type) or pa.types.is_floating(array.type)):
-        return np.asarray(array.to_pylist(), dtype=np.float64).astype(dtype, copy=False)
-    data = np.frombuffer(array.buffers()[1], dtype=array.type.to_pandas_dtype())
-    return data[array.offset:array.offset + len(array)].astype(dtype)
+#: the Arrow-to-NumPy reader older callers import from here
+_numbers = numbers
 
 
 def read_per_query_arrays(record: EvalRecord) -> dict[str, tuple[list[str], Any]]:
     """The record's per-query values as ``{metric: (query ids, float64 values)}``, each in file order:
     what :func:`read_per_query` gives grouped by metric, read without pandas (a leaderboard reads
-    hundreds of these files)."""
-    import numpy as np
-    import pyarrow as pa
-    import pyarrow.parquet as pq
+    hundreds of records). From the record's loose table, else its rows of the folder's pack."""
+    values = record_values(record)
+    return {m: (list(values.query_ids), v) for m, v in values.metrics.items()}
 
-    path = record.per_query_path
-    if path is None or not path.is_file():
-        raise RecordError("the record's per-query metrics file is missing", path=path or record.id,
-                          hint="evaluate again (or delete the record's JSON)")
-    try:
-        table = pq.ParquetFile(path).read(columns=["query_id", "metric", "value"])
-        metric = table.column("metric").combine_chunks()
-        if not pa.types.is_dictionary(metric.type):  # written by gradebench it is (pyarrow.compute costs an import)
-            metric = metric.dictionary_encode()
-        codes = _numbers(metric.indices, np.int64)
-        names = metric.dictionary.to_pylist()
-        ids = np.asarray(table.column("query_id").to_pylist(), dtype=object)
-        values = _numbers(table.column("value").combine_chunks(), np.float64)
-        valid = np.asarray(metric.is_valid().to_pylist(), dtype=bool) if metric.null_count else np.ones(len(codes), bool)
-    except Exception as e:  # noqa: BLE001 - pyarrow raises many types for bad files
-        raise RecordError(f"cannot read the record's per-query metrics ({type(e).__name__}: {e})", path=path,
-                          hint="evaluate again") from None
-    # every name once (a dictionary may repeat a value), groups in order of first appearance and
-    # rows in file order within a group, as pandas' groupby(sort=False) gives them
-    names = [str(n) for n in names]
-    first = {n: i for i, n in reversed(list(enumerate(names)))}
-    group = np.asarray([first[n] for n in names], dtype=np.int64)[codes] if len(codes) else codes
-    group = np.where(valid, group, -1)
-    order = np.argsort(group, kind="stable")
-    bounds = np.searchsorted(group[order], np.arange(len(names) + 1) - 0.5)
-    spans = {names[g]: order[bounds[g]:bounds[g + 1]] for g in range(len(names)) if bounds[g + 1] > bounds[g]}
-    out: dict[str, tuple[list[str], Any]] = {}
-    for name in sorted(spans, key=lambda n: spans[n][0]):
-        rows = spans[name]
-        out[name] = (ids[rows].tolist(), values[rows])
-    return out
+
+def read_query_figures(record: EvalRecord) -> tuple[list[str], dict[str, Any]]:
+    """``(query ids, {figure column: float64 values})``: the record's per-query report figures
+    (:mod:`gradebench.experiments.figures`; empty when none were computed for it)."""
+    values = record_values(record)
+    return list(values.query_ids), dict(values.figures)
 
 
 # -- the policy-record functions of before the store had kinds (gradebench.rl exports them) ---------

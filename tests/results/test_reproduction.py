@@ -16,7 +16,7 @@ from gradebench.errors import InvalidArgumentError, RecordError
 from gradebench.experiments.reproduction import markdown, reproduction_report
 from gradebench.experiments.reproduction.claims_losses import separation_rows, separation_statistic
 from gradebench.experiments.reproduction.claims_tasks import accuracy_statistic, chaosnli_values, segment_rows
-from gradebench.experiments.reproduction.data import Dense, Evidence
+from gradebench.experiments.reproduction.data import Dense, Evidence, dense_predictions
 from gradebench.experiments.reproduction.model import Step
 from gradebench.experiments.reproduction.rules import adjust, decide
 from tests.conftest import run_cli
@@ -285,8 +285,14 @@ def test_separation_statistic_is_the_records_ratio(full):
     ev = Evidence(full)
     for s in ev.find("esnli")[:3]:
         for r in s.records:
-            rows = separation_rows(ev.dense(r))[None, :, None, :]
-            assert separation_statistic(rows)[0] == pytest.approx(r.metrics["separation_ratio"].value, rel=1e-9)
+            ids, stored = ev.figures(r, "separation")  # written by eval, sums rounded to float32
+            dense = dense_predictions(r.predictions_path)
+            assert ids == list(dense.query_ids)
+            exact = separation_rows(dense)
+            assert stored == pytest.approx(exact, rel=1e-6)
+            for rows in (exact, stored):
+                assert separation_statistic(rows[None, :, None, :])[0] == pytest.approx(
+                    r.metrics["separation_ratio"].value, rel=1e-6)
 
 
 def test_chaosnli_values_match_scipy():

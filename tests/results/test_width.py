@@ -128,7 +128,9 @@ def test_leaderboard_fits_and_wraps_system_labels_whole(cli80, long_names):
     assert max(len(s) for s in labels) > WIDTH
     out = cli80("leaderboard", "--results-dir", long_names)
     lines = assert_fits(out)
-    assert system_cells(lines) == ["".join(s.split()) for s in labels]
+    # each system cell is the label whole, then its training budget and device in brackets
+    assert system_cells(lines) == ["".join(f"{r.system} [{r.training}; {r.device}]".split())
+                                   for r in board.boards[0].rows]
     md = cli80("leaderboard", "--results-dir", long_names, "--format", "md")
     assert md == board.to_markdown()  # every column, as in LEADERBOARD.md
     wide = cli80("leaderboard", "--results-dir", long_names, "--wide")

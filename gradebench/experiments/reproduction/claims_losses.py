@@ -17,7 +17,8 @@ from gradebench.experiments.reproduction.compare import (
     value_step,
     values_figure,
 )
-from gradebench.experiments.reproduction.data import FAMILY_OF, LOSS_FAMILIES, Dense, Evidence, System
+from gradebench.experiments.figures import separation_rows  # noqa: F401 - the figures' definition, re-exported
+from gradebench.experiments.reproduction.data import FAMILY_OF, LOSS_FAMILIES, Evidence, System, stored
 from gradebench.experiments.reproduction.model import ClaimResult, Step, Table
 from gradebench.experiments.reproduction.rules import conclude
 
@@ -35,12 +36,9 @@ def sweep_hint(benchmark: str) -> str:
 
 
 # -- separation ratio as a corpus statistic of per-query sums ------------------------------------
-def separation_rows(d: Dense) -> np.ndarray:
-    """``[n_queries, 5]``: candidates, sum and sum of squares of predictions and of relevance grades."""
-    x = np.where(d.mask, d.prediction, 0.0)
-    y = np.where(d.mask, d.relevance, 0.0)
-    return np.column_stack([d.mask.sum(axis=1), x.sum(axis=1), (x * x).sum(axis=1), y.sum(axis=1),
-                            (y * y).sum(axis=1)]).astype(np.float64)
+#: ``[n_queries, 5]`` rows (candidates, sums and sums of squares of predictions and grades): computed
+#: from the predictions when a record is written, stored as the record's ``separation`` figures
+SEPARATION = stored("separation")
 
 
 def separation_statistic(rows: np.ndarray) -> np.ndarray:
@@ -98,7 +96,7 @@ def table3(ev: Evidence, alpha: float) -> ClaimResult:
         for lo, hi in zip(present, present[1:]):
             a, b = systems[hi], systems[lo]
             steps.append(step(ev, scorer, NDCG5, a, b))
-            rows_a, rows_b, seeds = paired_rows(ev, a, b, separation_rows)
+            rows_a, rows_b, seeds = paired_rows(ev, a, b, SEPARATION)
             steps.append(corpus_step(scorer, "separation_ratio", a.label, b.label, rows_a, rows_b,
                                      separation_statistic, seeds))
         for loss in missing:

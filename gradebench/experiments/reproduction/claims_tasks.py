@@ -19,7 +19,19 @@ from gradebench.experiments.reproduction.compare import (
     value_step,
     values_figure,
 )
-from gradebench.experiments.reproduction.data import Dense, Evidence, System, split_grade_counts
+from gradebench.experiments.figures import (  # noqa: F401 - the figures' definitions, re-exported
+    INVALID_MAX,
+    PROB_FLOOR,
+    VALID_MIN,
+    chaosnli_values,
+    confusion,
+    labelled,
+    segment_rows,
+    segment_rows_from_ranked,
+    threshold_rows,
+    worldtree_values,
+)
+from gradebench.experiments.reproduction.data import Evidence, System, split_grade_counts, stored
 from gradebench.experiments.reproduction.model import ClaimResult, Figure, Step, Table
 from gradebench.experiments.reproduction.rules import conclude
 
@@ -29,32 +41,16 @@ def _trained_or_baseline(ev: Evidence, bench: str) -> list[System]:
     return [s for s in ev.find(bench) if s.list_size is None]
 
 
-def per_query_means(ev: Evidence, system: System, fn: Callable[[Dense], np.ndarray]
-                    ) -> tuple[list[str], np.ndarray]:
-    """``fn(dense) -> [n_queries, k]`` per seed, averaged over the seeds (NaN omitted) on the queries
-    every seed has: ``(query ids, [n_queries, k])``."""
-    ids, values = align([(list(d.query_ids), fn(d)) for d in map(ev.dense, system.records)])
+def per_query_means(ev: Evidence, system: System, fn: Callable) -> tuple[list[str], np.ndarray]:
+    """``fn(ev, record) -> (query ids, [n_queries, k])`` per seed, averaged over the seeds (NaN omitted)
+    on the queries every seed has: ``(query ids, [n_queries, k])``."""
+    ids, values = align([fn(ev, r) for r in system.records])
     return ids, mean_of_defined(np.stack(values), axis=0)
 
 
 # -- 5. seeds/001 WorldTree --------------------------------------------------------------------------
 WORLDTREE_METRICS = ("MAP gold (>= 1)", "MAP role (>= 2)", "NDCG gold (binary)", "NDCG role (graded)",
                      f"Relevance@{P.WORLDTREE_TOP_K}", f"Completeness@{P.WORLDTREE_TOP_K}", f"F1ex@{P.WORLDTREE_TOP_K}")
-
-
-def worldtree_values(d: Dense) -> np.ndarray:
-    """``[n_queries, 7]``: the :data:`WORLDTREE_METRICS` of one record's rankings (ties averaged)."""
-    from gradebench.metrics import MAP, NDCG, Completeness, F1ex, Relevance, evaluate
-
-    k = P.WORLDTREE_TOP_K
-    gold = d.mask & (d.relevance > 0)
-    graded = evaluate(d.prediction, d.relevance, [MAP(threshold=1.0), MAP(threshold=2.0), NDCG(),
-                                                  Relevance(k=k), Completeness(k=k), F1ex(k=k)],
-                      mask=d.mask, gold=gold)
-    binary = evaluate(d.prediction, gold.astype(np.float64), [NDCG()], mask=d.mask)
-    pq = graded.per_query
-    return np.column_stack([pq["map"], pq["map[threshold=2]"], binary.per_query["ndcg"], pq["ndcg"],
-                            pq[f"relevance@{k}"], pq[f"completeness@{k}"], pq[f"f1ex@{k}"]])
 
 
 def worldtree(ev: Evidence, alpha: float) -> ClaimResult:
@@ -87,7 +83,7 @@ def worldtree(ev: Evidence, alpha: float) -> ClaimResult:
             f"No test-split records on {bench} (run {sweep_hint(bench)}). " + reason))
     ranking_rows, whole_rows = [], []
     for s in systems:
-        _, vals = per_query_means(ev, s, worldtree_values)
+        _, vals = per_query_means(ev, s, stored("worldtree"))
         figs = [values_figure(vals[:, j], seeds=s.seeds) for j in range(vals.shape[1])]
         ranking_rows.append((s.label, len(s.records), *figs[:4]))
         whole_rows.append((s.label, *figs[4:]))
@@ -105,42 +101,18 @@ def _value(f: object) -> float:
 
 
 # -- 6. seeds/002 rank -> class on WinoWhy ------------------------------------------------------------
-#: the release's labels on the 5-annotator plausibility: Valid >= 0.8 (grade >= 4), Invalid <= 0.2
-#: (grade <= 1), Undecided 0.4-0.6 (grades 2-3, left out as in WinoWhy's binary task)
-VALID_MIN, INVALID_MAX = 4.0, 1.0
 RANKERS = ("ranknet", "margin", "listnet")
 
 
-def labelled(d: Dense) -> tuple[np.ndarray, np.ndarray]:
-    """``(labelled, positive)``: candidates with a Valid or Invalid label, and the Valid ones."""
-    lab = d.mask & ((d.relevance >= VALID_MIN) | (d.relevance <= INVALID_MAX))
-    return lab, lab & (d.relevance >= VALID_MIN)
+#: the stored ``winowhy`` figures: confusion counts at score 0, the cut, the counts at it, the ranked Valid flags
+ZERO_CUT, MSE_CUT, RANKED = stored("winowhy", slice(0, 4)), stored("winowhy", slice(5, 9)), slice(9, 12)
 
 
-def confusion(pred: np.ndarray, lab: np.ndarray, pos: np.ndarray) -> np.ndarray:
-    """``[n_queries, 4]``: true positives, false positives, false negatives, true negatives."""
-    return np.column_stack([(pred & pos).sum(axis=1), (pred & lab & ~pos).sum(axis=1),
-                            (~pred & pos).sum(axis=1), (~pred & lab & ~pos).sum(axis=1)]).astype(np.float64)
-
-
-def segment_rows(prior: float) -> Callable[[Dense], np.ndarray]:
-    """The segment rule: in each list, the top ``round(prior * n)`` of its ``n`` labelled candidates by
-    score are Valid (ties: the benchmark's candidate order, which is content-shuffled)."""
-    def rows(d: Dense) -> np.ndarray:
-        lab, pos = labelled(d)
-        m = np.floor(prior * lab.sum(axis=1) + 0.5)
-        order = np.argsort(np.where(lab, -d.prediction, np.inf), axis=1, kind="stable")
-        rank = np.empty_like(order)
-        np.put_along_axis(rank, order, np.arange(order.shape[1])[None, :].repeat(order.shape[0], 0), axis=1)
-        return confusion(lab & (rank < m[:, None]), lab, pos)
-    return rows
-
-
-def threshold_rows(cut: float) -> Callable[[Dense], np.ndarray]:
-    """Valid where the score is at least ``cut``."""
-    def rows(d: Dense) -> np.ndarray:
-        lab, pos = labelled(d)
-        return confusion(lab & (d.prediction >= cut), lab, pos)
+def segments(prior: float):
+    """The segment rule's confusion rows at ``prior`` from the stored ranked Valid flags."""
+    def rows(ev: Evidence, record) -> tuple[list[str], np.ndarray]:
+        ids, values = ev.figures(record, "winowhy")
+        return ids, segment_rows_from_ranked(prior, values[:, RANKED])
     return rows
 
 
@@ -198,18 +170,18 @@ def rank_to_class(ev: Evidence, alpha: float) -> ClaimResult:
         invalid = sum(v for g, v in counts.items() if g <= INVALID_MAX)
         prior = valid / (valid + invalid) if valid + invalid else None
     rows, steps = [], []
-    cut_pt = threshold_rows(0.0)
+    cut_pt = ZERO_CUT
 
-    def row(s: System, rule: str, fn: Callable[[Dense], np.ndarray]) -> tuple:
+    def row(s: System, rule: str, fn: Callable) -> tuple:
         _, r = seed_rows(ev, s, s.seeds, fn)
         return (s.label, rule, corpus_figure(r, accuracy_statistic, seeds=s.seeds),
                 corpus_figure(r, macro_f1_statistic, seeds=s.seeds))
 
     if pointwise is not None:
         rows.append(row(pointwise, "sigmoid >= 0.5", cut_pt))
-    if mse is not None:  # half the top grade: of the train split where the manifest is there, else of the records
-        top = max(counts) if counts else max(float(np.max(ev.dense(r).relevance)) for r in mse.records)
-        rows.append(row(mse, f"score >= {top / 2:g} (untuned)", threshold_rows(top / 2)))
+    if mse is not None:  # half the top grade of the evaluated split (stored with the record's figures)
+        cut = float(ev.figures(mse.records[0], "winowhy")[1][0, 4])
+        rows.append(row(mse, f"score >= {cut:g} (untuned)", MSE_CUT))
     for loss, s in rankers.items():
         why = None
         if s is None:
@@ -221,13 +193,13 @@ def rank_to_class(ev: Evidence, alpha: float) -> ClaimResult:
         elif pointwise is None:
             why = f"no {scorer} + sigmoid_ce records on {bench}"
         if s is not None and prior is not None:
-            rows.append(row(s, f"segments (p = {prior:.3f})", segment_rows(prior)))
+            rows.append(row(s, f"segments (p = {prior:.3f})", segments(prior)))
         if why is not None:
             for metric in ("accuracy", "macro-F1"):
                 steps.append(missing_step(bench, metric, f"{scorer} + {loss} (segments)", "sigmoid_ce (threshold)",
                                           why))
             continue
-        ra, rb, seeds = paired_rows(ev, s, pointwise, segment_rows(prior), cut_pt)
+        ra, rb, seeds = paired_rows(ev, s, pointwise, segments(prior), cut_pt)
         note = None if seeds else "no shared seed"
         for metric, stat in (("accuracy", accuracy_statistic), ("macro-F1", macro_f1_statistic)):
             steps.append(corpus_step(bench, metric, f"{s.label} (segments)", f"{pointwise.label} (threshold)",
@@ -246,33 +218,6 @@ CHAOSNLI = ("chaosnli-snli", "chaosnli-mnli")
 #: the pre-specified system the verdict tests (ListNet's loss is a cross-entropy between softmax
 #: distributions, the closest of the losses to matching a label distribution)
 CHAOSNLI_SYSTEM = ("hashed-mlp", "listnet")
-PROB_FLOOR = 1e-15
-
-
-def chaosnli_values(d: Dense) -> np.ndarray:
-    """``[n_queries, 3]``: JS distance, KL(human || model) (natural logs) and majority accuracy of
-    softmax(scores) against the vote shares, as ChaosNLI's evaluation computes them."""
-    h = np.where(d.mask, d.score, 0.0)
-    h = h / np.maximum(h.sum(axis=1, keepdims=True), 1e-300)
-    z = np.where(d.mask, d.prediction, -np.inf)
-    p = np.exp(z - z.max(axis=1, keepdims=True))
-    p = np.where(d.mask, p / p.sum(axis=1, keepdims=True), 0.0)
-    p = np.where(d.mask, np.maximum(p, PROB_FLOOR), 0.0)
-    p = p / p.sum(axis=1, keepdims=True)
-
-    def kl(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-        with np.errstate(divide="ignore", invalid="ignore"):
-            terms = np.where(a > 0, a * np.log(a / np.where(b > 0, b, 1.0)), 0.0)
-        return terms.sum(axis=1)
-
-    m = (h + p) / 2
-    jsd = np.sqrt(np.maximum(0.5 * kl(h, m) + 0.5 * kl(p, m), 0.0))
-    hmax = np.where(d.mask, h, -np.inf)
-    majority = hmax == hmax.max(axis=1, keepdims=True)
-    unique = majority.sum(axis=1) == 1
-    top = (z == z.max(axis=1, keepdims=True)) & d.mask
-    acc = np.where(unique, (top & majority).sum(axis=1) / top.sum(axis=1), np.nan)
-    return np.column_stack([jsd, kl(h, p), acc])
 
 
 def _chaos_claim(label: str, metric: str, ref: float) -> str:
@@ -316,7 +261,7 @@ def chaosnli(ev: Evidence, alpha: float) -> ClaimResult:
         rows = [("RoBERTa-large (reference)", "-", *ref)]
         ours = []
         for s in systems:
-            _, vals = per_query_means(ev, s, chaosnli_values)
+            _, vals = per_query_means(ev, s, stored("chaosnli"))
             figs = [values_figure(vals[:, j], seeds=s.seeds) for j in range(3)]
             ours.append((s.label, len(s.records), *figs))
             if (s.scorer, s.loss) == CHAOSNLI_SYSTEM:

@@ -159,10 +159,10 @@ def corpus_step(part: str, metric: str, above: str, below: str, rows_a: np.ndarr
 
 def seed_rows(ev: Evidence, system: System, seeds: Sequence[int],
               per_query_rows: Callable) -> tuple[list[str], np.ndarray]:
-    """``(query ids, [n_queries, n_seeds, n_fields])``: ``per_query_rows(dense) -> [n_queries, n_fields]``
-    of each chosen seed's predictions, on the queries every seed has."""
+    """``(query ids, [n_queries, n_seeds, n_fields])``: ``per_query_rows(ev, record) -> (query ids,
+    [n_queries, n_fields])`` of each chosen seed's record (its stored figures), on the queries every seed has."""
     records = [r for r in system.records if r.system_seed in seeds]
-    ids, stacked = align([(list(d.query_ids), per_query_rows(d)) for d in map(ev.dense, records)])
+    ids, stacked = align([per_query_rows(ev, r) for r in records])
     return ids, np.stack(stacked, axis=1)
 
 

@@ -4,7 +4,8 @@
   one benchmark fingerprint, one record per seed (the smallest id where a seed has several),
   as the leaderboard groups them (:func:`gradebench.experiments.leaderboard.system_key`).
 * :class:`Evidence`: every test-split evaluation record and every policy record of a folder,
-  the systems, and cached readers of per-query values and predictions.
+  the systems, and cached readers of per-query values and of the per-query report figures
+  (:mod:`gradebench.experiments.figures`: reduced from the predictions when the record was written).
 * :data:`LOSS_FAMILIES`: pointwise, pairwise and listwise losses, as the loss registry's
   ``kind`` metadata has them (``lambdaloss`` is pairwise there: LiPO-lambda is a weighted
   pairwise logistic loss); a test keeps the two in step, so the report never imports torch.
@@ -24,7 +25,13 @@ from gradebench.errors import RecordError
 from gradebench.experiments.leaderboard import system_key
 from gradebench.experiments.policy_record import PolicyRecord
 from gradebench.experiments.record import EvalRecord
-from gradebench.experiments.store import list_records, read_per_query_arrays
+from gradebench.experiments.figures import (  # noqa: F401 - Dense: re-exported
+    FIGURE_SETS,
+    Dense,
+    dense_predictions,
+    query_figures,
+)
+from gradebench.experiments.store import list_records, read_per_query_arrays, read_query_figures
 from gradebench.hashing import sha256_json
 from gradebench.paths import OUT_DIR
 
@@ -87,48 +94,6 @@ def grade_kind(record: EvalRecord) -> GradeKind:
     return "paper tiers" if tuple(t.name for t in tiers) == PAPER_TIERS else "other tiers"
 
 
-@dataclass(frozen=True)
-class Dense:
-    """One record's predictions as dense ``[n_queries, list_size]`` arrays (queries in file order)."""
-
-    query_ids: np.ndarray
-    prediction: np.ndarray
-    relevance: np.ndarray
-    score: np.ndarray
-    mask: np.ndarray
-
-
-def dense_predictions(path: Path) -> Dense:
-    """Read ``query_id``, ``prediction``, ``relevance`` and ``score`` of a predictions file into :class:`Dense`."""
-    import pyarrow.parquet as pq
-
-    try:
-        table = pq.read_table(path, columns=["query_id", "prediction", "relevance", "score"])
-    except Exception as e:  # noqa: BLE001 - pyarrow raises many types for bad files
-        raise RecordError(f"cannot read the record's predictions ({type(e).__name__}: {e})", path=path,
-                          hint="evaluate again") from None
-    ids = np.asarray(table.column("query_id").to_pylist(), dtype=object)
-    cols = [np.asarray(table.column(c).to_pylist(), dtype=np.float64) for c in ("prediction", "relevance", "score")]
-    uniq, first, inverse = np.unique(ids, return_index=True, return_inverse=True)
-    order = np.argsort(first, kind="stable")
-    rank = np.empty_like(order)
-    rank[order] = np.arange(order.size)
-    q = rank[inverse]
-    counts = np.bincount(q, minlength=order.size)
-    by_query = np.argsort(q, kind="stable")
-    pos = np.empty(q.size, dtype=np.int64)
-    pos[by_query] = np.arange(q.size) - np.repeat(np.cumsum(counts) - counts, counts)
-    width = int(counts.max()) if counts.size else 0
-    mask = np.zeros((order.size, width), dtype=bool)
-    mask[q, pos] = True
-    out = []
-    for c in cols:
-        arr = np.zeros((order.size, width), dtype=np.float64)
-        arr[q, pos] = c
-        out.append(arr)
-    return Dense(uniq[order], out[0], out[1], out[2], mask)
-
-
 class Evidence:
     """The records of one results folder and cached readers of their tables.
 
@@ -148,7 +113,7 @@ class Evidence:
         self.policies: list[PolicyRecord] = list_records(root, kind="policy")
         self.systems = _systems(self.records)
         self._per_query: dict[str, dict[str, tuple[list[str], np.ndarray]]] = {}
-        self._dense: dict[str, Dense] = {}
+        self._figures: dict[str, tuple[list[str], dict[str, np.ndarray]]] = {}
 
     # -- lookup -------------------------------------------------------------------------------
     def fingerprint(self, benchmark: str) -> str | None:
@@ -193,16 +158,36 @@ class Evidence:
                               hint="evaluate again with this gradebench version")
         return table[metric]
 
-    def dense(self, record: EvalRecord) -> Dense:
-        """The record's predictions as dense arrays."""
-        d = self._dense.get(record.id)
-        if d is None:
-            path = record.predictions_path
-            if path is None or not path.is_file():
-                raise RecordError("the record's predictions file is missing", path=path or record.id,
-                                  hint="evaluate again (or delete the record's JSON)")
-            d = self._dense[record.id] = dense_predictions(path)
-        return d
+    def figures(self, record: EvalRecord, name: str) -> tuple[list[str], np.ndarray]:
+        """``(query ids, [n_queries, n_columns])``: the record's figure set ``name`` (its columns in order).
+
+        Raises:
+            RecordError: the record has no such figures (written before they existed, and packed
+                without its predictions).
+        """
+        got = self._figures.get(record.id)
+        if got is None:
+            got = self._figures[record.id] = read_query_figures(record)
+        ids, figures = got
+        columns = FIGURE_SETS[name].column_names()
+        pred = record.predictions_path
+        if any(c not in figures for c in columns) and pred is not None and pred.is_file():
+            # a record written before the figures existed (not packed yet): reduce its predictions now
+            figures.update(query_figures(record.benchmark.name, dense_predictions(pred)))
+        if any(c not in figures for c in columns):
+            raise RecordError(f"the record has no per-query {name!r} figures", path=record.path,
+                              hint="evaluate it again, or pack its folder while its predictions are there "
+                                   "(python -m gradebench.experiments.pack RESULTS_DIR)")
+        return ids, np.column_stack([figures[c] for c in columns])
+
+
+def stored(name: str, columns: slice | None = None):
+    """A per-record rows function ``(evidence, record) -> (query ids, rows)`` of the stored figure set
+    ``name`` (``columns`` of it)."""
+    def rows(ev: Evidence, record: EvalRecord) -> tuple[list[str], np.ndarray]:
+        ids, values = ev.figures(record, name)
+        return ids, values if columns is None else values[:, columns]
+    return rows
 
 
 def _systems(records: list[EvalRecord]) -> list[System]:

@@ -113,6 +113,8 @@ class ReproductionReport:
     n_policy_records: int
     rules: tuple[str, ...]
     claims: tuple[ClaimResult, ...] = field(default_factory=tuple)
+    #: every system the claims can read: (benchmark, system, seeds, training budget, device)
+    systems: tuple[tuple[str, str, str, str, str], ...] = field(default_factory=tuple)
 
     @property
     def counts(self) -> dict[str, int]:

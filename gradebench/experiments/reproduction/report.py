@@ -12,6 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from gradebench.errors import InvalidArgumentError
+from gradebench.experiments.leaderboard import devices, training_budget
 from gradebench.experiments.reproduction.claims_losses import families, l2r2, lipo_list_size, table3
 from gradebench.experiments.reproduction.claims_tasks import chaosnli, rank_to_class, worldtree
 from gradebench.experiments.reproduction.claims_policy import policy_rewards
@@ -55,7 +56,9 @@ def reproduction_report(results_dir: str | Path = RESULTS_DIR, *, alpha: float =
     claims = tuple(claim(ev, float(alpha)) for claim in CLAIMS)
     return ReproductionReport(results_dir=Path(results_dir).as_posix(), alpha=float(alpha),
                               n_records=len(ev.records), n_policy_records=len(ev.policies), rules=RULES,
-                              claims=claims)
+                              claims=claims, systems=tuple(
+                                  (s.benchmark, s.label, str(len(s.records)), training_budget(list(s.records)),
+                                   devices(list(s.records))) for s in ev.systems))
 
 
 def write_report(report: ReproductionReport, out: str | Path) -> Path:
