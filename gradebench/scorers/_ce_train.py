@@ -137,7 +137,7 @@ def _fit(
     from transformers import EarlyStoppingCallback
     from transformers.trainer_callback import PrinterCallback
 
-    from gradebench.scorers._ce_infer import encode_pairs, token_budget
+    from gradebench.training.tokens import encode_pairs, token_budget
     from gradebench.scorers._ce_model import preserved_rng, quiet_loading, resolve_precision
     from gradebench.training import checkpoints as ckpts
     from gradebench.training.evaluation import metric_key

@@ -69,7 +69,7 @@ class CrossEncoderConfig(ScorerConfig):
         max_length: tokens per (query, candidate) pair; longer pairs are truncated longest-first.
         batch_size: pairs per forward pass at inference. Left unset on a CUDA device, a batch
             instead holds as many pairs as fit a token budget derived from the device's free
-            memory (recorded in ``describe()["inference"]``).
+            memory (recorded as the record's ``scorer.inference``, :meth:`CrossEncoderScorer.inference_info`).
         bucket: sort pairs by token length before batching (less padding; same scores).
         precision: ``auto`` (bf16/fp16 autocast on a GPU, fp32 elsewhere), ``fp32``, ``bf16``, ``fp16``.
         device: torch device; None = the best available (cuda > mps > ... > cpu).
@@ -206,17 +206,22 @@ class CrossEncoderScorer(Scorer):
         ``model_path`` is the resolved ``config.model`` (the bundled default when None), or the
         folder a loaded scorer was read from.
         """
-        from gradebench.scorers._ce_model import pick_device, resolve_model_path
+        from gradebench.scorers._ce_model import resolve_model_path
 
         out = super().describe()
         source = self._weights_from if self._weights_from is not None else resolve_model_path(self.config.model)
         out["model_path"] = str(source)
-        device = str(self._model.device) if self._model is not None else pick_device(self.config.device)
-        if device.startswith("cuda") and "batch_size" not in self.config.model_fields_set:
-            budget = self.max_batch_tokens()
-            if budget is not None:  # on CUDA: batches by tokens, not by config.batch_size
-                out["inference"] = {"batching": "tokens", "max_batch_tokens": budget}
         return out
+
+    def inference_info(self) -> dict[str, Any] | None:
+        """How inference batches are cut where that is not ``config.batch_size`` (the record's
+        ``scorer.inference``): on CUDA with ``batch_size`` unset, ``{"batching": "tokens",
+        "max_batch_tokens": N}``; None otherwise, or while no model is loaded. Not part of
+        :meth:`describe`, so it changes neither a run's fingerprint nor a record's id."""
+        if self._model is None or self._model.device.type != "cuda":
+            return None
+        budget = self.max_batch_tokens()
+        return None if budget is None else {"batching": "tokens", "max_batch_tokens": budget}
 
 
 def _read_json(path: Path) -> dict[str, Any]:

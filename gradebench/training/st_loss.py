@@ -16,7 +16,7 @@ carry little padding; ``mini_batch_size=None`` runs all pairs of the batch in on
 ``max_tokens`` cuts chunks by tokens instead (``pairs x longest pair <= max_tokens``).
 
 Pre-tokenized pairs: :meth:`GradebenchLoss.use_encoded` hands the loss the encoding of every
-(query, document) pair of the training split (:func:`gradebench.scorers._ce_infer.encode_pairs`,
+(query, document) pair of the training split (:func:`gradebench.training.tokens.encode_pairs`,
 the encoding ``model.preprocess`` gives). A batch's pairs are then looked up instead of
 tokenized, and gathered and padded on the model's device from ids copied there once; pairs
 not in the encoding are tokenized as above.
@@ -142,7 +142,7 @@ class GradebenchLoss(nn.Module):
 
     def use_encoded(self, encoded: Any, pairs: Sequence[tuple[str, str]]) -> None:
         """Read the token ids of ``pairs`` (the rows of ``encoded``, an
-        :class:`~gradebench.scorers._ce_infer.EncodedPairs`) instead of tokenizing them."""
+        :class:`~gradebench.training.tokens.EncodedPairs`) instead of tokenizing them."""
         if len(encoded) != len(pairs):
             raise ValueError(f"{len(pairs)} pairs but {len(encoded)} encodings")
         self._encoded = encoded
@@ -152,7 +152,7 @@ class GradebenchLoss(nn.Module):
         """Row indices of each forward pass: longest first (stable), cut by pairs or by tokens."""
         import numpy as np
 
-        from gradebench.scorers._ce_infer import cut_batches
+        from gradebench.training.tokens import cut_batches
 
         lengths = np.asarray(lengths)
         n = len(lengths)

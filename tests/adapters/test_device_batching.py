@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from gradebench.scorers import make_scorer
-from gradebench.scorers._ce_infer import (
+from gradebench.training.tokens import (
     DeviceTokens,
     clear_cache,
     cut_batches,

@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from gradebench.scorers import register_scorer
-from gradebench.scorers._ce_infer import encode_single
+from gradebench.training.tokens import encode_single
 from gradebench.scorers.adapters.base import ModelConfig, ModelScorer, load_error
 from gradebench.scorers.adapters.runner import plan_batches, run_plan
 
@@ -62,7 +62,7 @@ class BiEncoderScorer(ModelScorer):
     def embed(self, texts: list[str], *, batch_size: int) -> np.ndarray:
         """``[n, dim]`` float32 embeddings of ``texts`` (any order), by the seeded plan.
 
-        Texts are tokenized once (cached by content, :func:`gradebench.scorers._ce_infer.encode_single`,
+        Texts are tokenized once (cached by content, :func:`gradebench.training.tokens.encode_single`,
         the encoding ``SentenceTransformer.preprocess`` gives) and batches are gathered on the
         device; a model whose first module is not a plain text ``Transformer`` goes through its
         own ``preprocess`` per batch. The embeddings stay on the device until the last batch.

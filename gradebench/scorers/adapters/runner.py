@@ -55,7 +55,7 @@ def plan_batches(keys: Sequence[str], lengths: np.ndarray, *, seed: int, batch_s
                  bucket: bool, max_tokens: int | None = None) -> list[np.ndarray]:
     """The batches (item indices) of the plan described in the module docstring; with
     ``max_tokens``, each batch holds as many items as fit ``items x longest <= max_tokens``
-    instead of ``batch_size`` (:func:`gradebench.scorers._ce_infer.cut_batches`)."""
+    instead of ``batch_size`` (:func:`gradebench.training.tokens.cut_batches`)."""
     order = seeded_order(keys, seed=seed)
     if bucket and len(order):
         order = order[np.argsort(-np.asarray(lengths)[order], kind="stable")]
