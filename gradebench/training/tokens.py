@@ -2,9 +2,11 @@
 
 **Tokenizing.** Every (query, candidate) pair is encoded as the tokenizer's pair encoding (BERT:
 ``[CLS] query [SEP] candidate [SEP]``, token types 0/1), truncated ``longest_first`` to
-``max_length`` — the encoding ``CrossEncoder.preprocess`` gives. All pairs are tokenized in one
-call of the fast (Rust, multi-threaded) tokenizer without padding; the ids go into one flat
-array (:class:`EncodedPairs`). The result is cached in memory, keyed by content: the sha256 of
+``max_length`` — the encoding ``CrossEncoder.preprocess`` gives. The fast (Rust,
+multi-threaded) tokenizer is called once for all pairs without padding, or, where texts repeat
+(a list's query is shared by its candidates), once for the distinct texts, each pair then being
+assembled by the tokenizer's own post-processing (the same ids); the ids go into one flat array
+(:class:`EncodedPairs`). The result is cached in memory, keyed by content: the sha256 of
 the tokenizer's serialized state, ``max_length`` and the pairs' texts. A second pass over the
 same split (every epoch's validation, the final test scoring, the invariance check) reuses the
 ids instead of tokenizing again. :func:`encode_single` does the same for single texts.
@@ -231,8 +233,7 @@ def _encode_pairs(tokenizer: Any, queries: Sequence[str], candidates: Sequence[s
         return EncodedPairs(empty, None, empty.copy(), empty.copy(), pad_id)
     backend = getattr(tokenizer, "backend_tokenizer", None)
     if backend is not None and hasattr(backend, "encode_batch_fast"):
-        ids, types = _encode_rust(backend, list(zip(queries, candidates)), max_length=max_length,
-                                  want_types=want_types)
+        ids, types = _encode_rust_pairs(backend, queries, candidates, max_length=max_length, want_types=want_types)
     else:
         enc = tokenizer(list(queries), list(candidates), truncation="longest_first", max_length=max_length,
                         padding=False)
@@ -284,6 +285,45 @@ def _encode_rust(backend: Any, inputs: list[Any], *, max_length: int,
         backend.enable_truncation(max_length, strategy="longest_first")
         backend.no_padding()
         encodings = backend.encode_batch_fast(inputs)
+    finally:
+        if truncation is None:
+            backend.no_truncation()
+        else:
+            backend.enable_truncation(**truncation)
+        if padding is not None:
+            backend.enable_padding(**padding)
+    ids = [e.ids for e in encodings]
+    return ids, ([e.type_ids for e in encodings] if want_types else None)
+
+
+#: below this share of distinct texts among a split's 2 x n texts, pairs are assembled from texts
+#: tokenized once each (a list's query is shared by its candidates) instead of tokenized whole
+SHARED_TEXTS = 0.75
+
+
+def _encode_rust_pairs(backend: Any, queries: Sequence[str], candidates: Sequence[str], *, max_length: int,
+                       want_types: bool) -> tuple[list[list[int]], list[list[int]] | None]:
+    """Pair encodings, each exactly what ``encode_batch_fast`` gives for the pair.
+
+    Where texts repeat (every candidate of a list shares its query), each distinct text is
+    tokenized once, untruncated and without special tokens, and each pair is assembled by the
+    tokenizer's own ``post_process`` (truncation ``longest_first`` to ``max_length``, then the
+    post-processor's special tokens and type ids): the steps ``encode`` runs after tokenizing
+    the two sequences, so the ids are the same. Otherwise the pairs are encoded whole.
+    """
+    n = len(queries)
+    texts = list(dict.fromkeys(itertools.chain(queries, candidates)))
+    if len(texts) > SHARED_TEXTS * 2 * n:
+        return _encode_rust(backend, list(zip(queries, candidates)), max_length=max_length, want_types=want_types)
+    truncation, padding = backend.truncation, backend.padding
+    try:
+        backend.no_truncation()
+        backend.no_padding()
+        singles = backend.encode_batch_fast(texts, add_special_tokens=False)
+        backend.enable_truncation(max_length, strategy="longest_first")
+        where = {t: i for i, t in enumerate(texts)}
+        post = backend.post_process
+        encodings = [post(singles[where[q]], singles[where[c]], True) for q, c in zip(queries, candidates)]
     finally:
         if truncation is None:
             backend.no_truncation()

@@ -216,3 +216,27 @@ def test_grades_are_checked_once_before_training(tiny_bert, demo_lists):
     bad[0, 0] = np.inf
     with pytest.raises(InvalidArgumentError, match="not finite"):
         check_grades(GradebenchLoss(model, "listnet"), replace(lists, relevance=bad))
+
+
+@pytest.mark.parametrize("max_length", [6, 11, 24, 512])
+@pytest.mark.parametrize("fixture", ["tiny_bert", "chat_reward"])
+def test_pairs_from_shared_texts_are_the_pair_encodings(request, demo_lists, fixture, max_length):
+    """Pairs assembled from texts tokenized once (a list's query shared by its candidates) have
+    exactly the ids and type ids of encoding each pair whole, truncation included."""
+    from gradebench.training import tokens as T
+
+    tok = _tokenizer(request.getfixturevalue(fixture))
+    if tok.pad_token_id is None:
+        tok.pad_token = tok.eos_token
+    q, c = demo_lists["train"].pairs()
+    q = [x + " " + x for x in q]  # long queries: truncation takes from both sides
+    backend = tok.backend_tokenizer
+    shared = T._encode_rust_pairs(backend, q, c, max_length=max_length, want_types=True)
+    assert len(set(q)) + len(set(c)) <= T.SHARED_TEXTS * 2 * len(q)  # the shared path was taken
+    whole = T._encode_rust(backend, list(zip(q, c)), max_length=max_length, want_types=True)
+    assert shared == whole
+    assert backend.truncation is None and backend.padding is None  # the tokenizer's settings are restored
+    # distinct texts everywhere: encoded whole
+    distinct = T._encode_rust_pairs(backend, [f"{x} {i}" for i, x in enumerate(q)], [f"{i} {x}" for i, x in enumerate(c)],
+                                    max_length=max_length, want_types=False)
+    assert distinct[1] is None and len(distinct[0]) == len(q)
