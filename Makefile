@@ -32,6 +32,7 @@ bench: venv
 	$(PY) benchmarks/bench_metrics.py
 	$(PY) benchmarks/bench_losses.py
 	$(PY) benchmarks/bench_adapters.py
+	$(PY) benchmarks/bench_host.py
 
 clean:
 	rm -rf $(VENV) $(OUT)
