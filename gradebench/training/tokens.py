@@ -278,13 +278,18 @@ def flat_encoding(ids: Sequence[Sequence[int]], types: Sequence[Sequence[int]] |
     return EncodedPairs(flat_ids, flat_types, starts, lengths, int(pad_id))
 
 
-def _encode_rust(backend: Any, inputs: list[Any], *, max_length: int,
-                 want_types: bool) -> tuple[list[list[int]], list[list[int]] | None]:
+@contextlib.contextmanager
+def _settings(backend: Any, max_length: int | None) -> Iterator[None]:
+    """No padding and truncation ``longest_first`` to ``max_length`` (None: none) for a block; the
+    backend's own settings are restored afterwards, as transformers does around each call."""
     truncation, padding = backend.truncation, backend.padding
     try:
-        backend.enable_truncation(max_length, strategy="longest_first")
         backend.no_padding()
-        encodings = backend.encode_batch_fast(inputs)
+        if max_length is None:
+            backend.no_truncation()
+        else:
+            backend.enable_truncation(max_length, strategy="longest_first")
+        yield
     finally:
         if truncation is None:
             backend.no_truncation()
@@ -292,6 +297,12 @@ def _encode_rust(backend: Any, inputs: list[Any], *, max_length: int,
             backend.enable_truncation(**truncation)
         if padding is not None:
             backend.enable_padding(**padding)
+
+
+def _encode_rust(backend: Any, inputs: list[Any], *, max_length: int,
+                 want_types: bool) -> tuple[list[list[int]], list[list[int]] | None]:
+    with _settings(backend, max_length):
+        encodings = backend.encode_batch_fast(inputs)
     ids = [e.ids for e in encodings]
     return ids, ([e.type_ids for e in encodings] if want_types else None)
 
@@ -315,22 +326,12 @@ def _encode_rust_pairs(backend: Any, queries: Sequence[str], candidates: Sequenc
     texts = list(dict.fromkeys(itertools.chain(queries, candidates)))
     if len(texts) > SHARED_TEXTS * 2 * n:
         return _encode_rust(backend, list(zip(queries, candidates)), max_length=max_length, want_types=want_types)
-    truncation, padding = backend.truncation, backend.padding
-    try:
-        backend.no_truncation()
-        backend.no_padding()
+    with _settings(backend, None):
         singles = backend.encode_batch_fast(texts, add_special_tokens=False)
-        backend.enable_truncation(max_length, strategy="longest_first")
+    with _settings(backend, max_length):
         where = {t: i for i, t in enumerate(texts)}
         post = backend.post_process
         encodings = [post(singles[where[q]], singles[where[c]], True) for q, c in zip(queries, candidates)]
-    finally:
-        if truncation is None:
-            backend.no_truncation()
-        else:
-            backend.enable_truncation(**truncation)
-        if padding is not None:
-            backend.enable_padding(**padding)
     ids = [e.ids for e in encodings]
     return ids, ([e.type_ids for e in encodings] if want_types else None)
 
