@@ -310,6 +310,8 @@ def _train(run: RunClaim, rows: list[dict[str, Any]], tokenizer: Any, opts: Pret
     from gradebench.training.listeval import StopPointCallback, accelerator_available, checkpoint_trainer_class
 
     start = run.checkpoint
+    if start is not None:
+        ckpts.verify(start, run.run_dir)  # its pickles load as plain data, or a one-line RunError
     resumed = None if start is None else ckpts.state_step(start)  # read now: the checkpoint is rotated out later
     kwargs: dict[str, Any] = dict(
         output_dir=str(run.run_dir / CHECKPOINT_DIR), max_steps=opts.steps, per_device_train_batch_size=opts.batch_size,
