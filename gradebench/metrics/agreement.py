@@ -29,7 +29,7 @@ import numpy as np
 from gradebench.metrics._batch import Batch, nan_where, safe_divide
 from gradebench.metrics._pairs import label_ties, n_pairs, signed_sum
 from gradebench.metrics._rows import row_max, row_sum
-from gradebench.metrics.spec import MetricSpec, register
+from gradebench.metrics.spec import UNIT, MetricSpec, register
 
 Ties = Literal["average", "stable", "trec"]
 
@@ -103,6 +103,7 @@ class PairwiseAgreement(MetricSpec):
     """
 
     family = "pairwise_agreement"
+    value_range = UNIT
     ties: Ties = "average"
 
     def compute(self, batch: Batch) -> np.ndarray:
@@ -121,6 +122,7 @@ class Top1Accuracy(MetricSpec):
     """
 
     family = "top1_accuracy"
+    value_range = UNIT
     ties: Ties = "average"
 
     def compute(self, batch: Batch) -> np.ndarray:
@@ -139,6 +141,7 @@ class RankClassAccuracy(MetricSpec):
     """
 
     family = "rank_class_accuracy"
+    value_range = UNIT
     ties: Ties = "average"
 
     def compute(self, batch: Batch) -> np.ndarray:

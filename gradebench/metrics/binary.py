@@ -35,7 +35,7 @@ import numpy as np
 from gradebench.metrics._batch import Batch, mark_undefined, nan_where, safe_divide
 from gradebench.metrics._ranking import exclusive_cumsum
 from gradebench.metrics._rows import row_sum
-from gradebench.metrics.spec import MetricSpec, cutoff, position_weights, register
+from gradebench.metrics.spec import UNIT, MetricSpec, cutoff, position_weights, register
 
 NoRelevant = Literal["zero", "exclude"]
 Ties = Literal["average", "stable", "trec"]
@@ -126,6 +126,7 @@ class MAP(MetricSpec):
     """
 
     family = "map"
+    value_range = UNIT
     k: int | None = None
     threshold: float = 1.0
     ties: Ties = "average"
@@ -148,6 +149,7 @@ class MRR(MetricSpec):
     """
 
     family = "mrr"
+    value_range = UNIT
     k: int | None = None
     threshold: float = 1.0
     ties: Ties = "average"
@@ -170,6 +172,7 @@ class Precision(MetricSpec):
     """
 
     family = "precision"
+    value_range = UNIT
     k: int | None = None
     threshold: float = 1.0
     ties: Ties = "average"
@@ -192,6 +195,7 @@ class Recall(MetricSpec):
     """
 
     family = "recall"
+    value_range = UNIT
     k: int | None = None
     threshold: float = 1.0
     ties: Ties = "average"

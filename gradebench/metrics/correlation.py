@@ -21,7 +21,7 @@ import numpy as np
 from gradebench.metrics._batch import Batch, nan_where
 from gradebench.metrics._pairs import concordance, label_ties, n_pairs, score_ties
 from gradebench.metrics._ranking import Ranking
-from gradebench.metrics.spec import MetricSpec, register
+from gradebench.metrics.spec import SIGNED, MetricSpec, register
 
 
 def _centered_ranks(rk: Ranking, batch: Batch) -> np.ndarray:
@@ -79,6 +79,7 @@ class SpearmanRho(MetricSpec):
     """
 
     family = "spearman"
+    value_range = SIGNED
 
     def compute(self, batch: Batch) -> np.ndarray:
         return spearman_values(batch)
@@ -98,6 +99,7 @@ class KendallTau(MetricSpec):
     """
 
     family = "kendall"
+    value_range = SIGNED
 
     def compute(self, batch: Batch) -> np.ndarray:
         return kendall_values(batch)

@@ -29,7 +29,7 @@ from typing import Literal
 import numpy as np
 
 from gradebench.metrics._batch import Batch, mark_undefined, nan_where, safe_divide
-from gradebench.metrics.spec import MetricSpec, cutoff, register
+from gradebench.metrics.spec import NONNEG, UNIT, MetricSpec, cutoff, register
 
 Gain = Literal["exp2", "linear"]
 NoRelevant = Literal["zero", "exclude"]
@@ -84,6 +84,7 @@ class DCG(MetricSpec):
     """
 
     family = "dcg"
+    value_range = NONNEG
     nonnegative_labels = True
     k: int | None = None
     gain: Gain = "exp2"
@@ -107,6 +108,7 @@ class NDCG(MetricSpec):
     """
 
     family = "ndcg"
+    value_range = UNIT
     nonnegative_labels = True
     k: int | None = None
     gain: Gain = "exp2"

@@ -32,7 +32,7 @@ import numpy as np
 from gradebench.metrics._batch import Batch, nan_where, safe_divide
 from gradebench.metrics._ranking import exclusive_cumsum
 from gradebench.metrics._rows import row_sum
-from gradebench.metrics.spec import MetricSpec, cutoff, position_weights, register
+from gradebench.metrics.spec import UNIT, MetricSpec, cutoff, position_weights, register
 
 Ties = Literal["average", "stable", "trec"]
 
@@ -108,6 +108,7 @@ class Relevance(_Explanation):
     """
 
     family = "relevance"
+    value_range = UNIT
     threshold: float = 1.0
 
     def compute(self, batch: Batch) -> np.ndarray:
@@ -127,6 +128,7 @@ class Completeness(_Explanation):
     """
 
     family = "completeness"
+    value_range = UNIT
     requires = ("gold",)
 
     def compute(self, batch: Batch) -> np.ndarray:
@@ -146,6 +148,7 @@ class F1ex(_Explanation):
     """
 
     family = "f1ex"
+    value_range = UNIT
     requires = ("gold",)
     threshold: float = 1.0
 
@@ -168,6 +171,7 @@ class CompB(_Explanation):
     """
 
     family = "compb"
+    value_range = UNIT
     requires = ("gold",)
     important_threshold: float = 2.0
 

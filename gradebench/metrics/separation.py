@@ -27,7 +27,7 @@ import numpy as np
 
 from gradebench.metrics._batch import Batch, nan_where, safe_divide
 from gradebench.metrics._rows import row_max, row_min, row_sum
-from gradebench.metrics.spec import MetricSpec, register
+from gradebench.metrics.spec import NONNEG, UNIT, MetricSpec, register
 
 
 def _pooled(batch: Batch, x: np.ndarray) -> np.ndarray:
@@ -103,6 +103,7 @@ class SeparationRatio(MetricSpec):
     """
 
     family = "separation_ratio"
+    value_range = NONNEG
     level = "corpus"
 
     def compute(self, batch: Batch) -> float:
@@ -121,6 +122,7 @@ class QuerySeparationRatio(MetricSpec):
     """
 
     family = "query_separation_ratio"
+    value_range = NONNEG
 
     def compute(self, batch: Batch) -> np.ndarray:
         return query_separation_values(batch)
@@ -138,6 +140,7 @@ class TierEta2(MetricSpec):
     """
 
     family = "tier_eta2"
+    value_range = UNIT
     level = "corpus"
     center: Literal["none", "query"] = "none"
 

@@ -26,6 +26,11 @@ if typing.TYPE_CHECKING:
     from gradebench.metrics._batch import Batch
 
 Level = Literal["query", "corpus"]
+#: the closed interval a metric's values lie in (:attr:`MetricSpec.value_range`): shares and
+#: normalized gains, rank correlations, nonnegative unbounded figures (DCG, separation ratios)
+UNIT: tuple[float, float] = (0.0, 1.0)
+SIGNED: tuple[float, float] = (-1.0, 1.0)
+NONNEG: tuple[float, float] = (0.0, math.inf)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -38,12 +43,17 @@ class MetricSpec:
             ``"corpus"`` (one value over all valid candidates of all queries).
         requires: names of extra boolean arrays the metric needs (``"gold"``, ...).
         nonnegative_labels: True if valid labels must be ``>= 0`` (gain-based metrics).
+        value_range: ``(low, high)``, the closed interval every defined value (per query, mean or
+            corpus value) lies in; unbounded (but finite) unless a family says so. A record whose
+            figure falls outside it was not written by this metric
+            (:mod:`gradebench.experiments.verify`).
     """
 
     family: ClassVar[str] = ""
     level: ClassVar[Level] = "query"
     requires: ClassVar[tuple[str, ...]] = ()
     nonnegative_labels: ClassVar[bool] = False
+    value_range: ClassVar[tuple[float, float]] = (-math.inf, math.inf)
 
     def __post_init__(self) -> None:
         for f in dataclasses.fields(self):
