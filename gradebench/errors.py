@@ -102,6 +102,15 @@ class RecordError(GradebenchError):
     """A result record is missing, unreadable, of another schema version, or ambiguous."""
 
 
+class GradebenchWarning(UserWarning):
+    """Base class of the warnings gradebench issues; the CLI prints each as one line
+    (``gradebench: warning: <what>``)."""
+
+
+class RecordWarning(GradebenchWarning):
+    """A record that failed its checks (:mod:`gradebench.experiments.verify`) was left out."""
+
+
 class QueryError(GradebenchError):
     """A SQL query failed (syntax, unknown column, ...)."""
 

@@ -16,6 +16,9 @@ any other exception (a bug)            1      ``gradebench: internal error: <typ
                                               (hint: rerun with --debug ...)``
 =====================================  =====  ===============================================
 
+A :class:`~gradebench.errors.GradebenchWarning` (a record left out, ...) is one line on stderr,
+``gradebench: warning: <what>``, and changes no exit code.
+
 ``--debug`` (anywhere on the line) prints the traceback before the line; the exit code is
 the same. Commands are found through :data:`gradebench.cli.app.app`, so every command module
 that registers on it is covered without changes here.
@@ -27,13 +30,14 @@ import os
 import signal
 import sys
 import traceback
+import warnings
 
 import typer
 
 from gradebench.cli._argv import GLOBAL_FLAGS, normalize, resolve
 from gradebench.cli._signals import Interrupted, exit_code, signals_as_exceptions
 from gradebench.cli.app import _state, app, fit_help_to_width
-from gradebench.errors import GradebenchError
+from gradebench.errors import GradebenchError, GradebenchWarning
 from gradebench.paths import os_error_hint
 
 PROG = "gradebench"
@@ -144,9 +148,22 @@ def _run(args: list[str]) -> int:
         fit_help_to_width()
     # make_context + invoke, not app(): typer's own main turns Ctrl-C into a silent return
     # value and prints usage boxes; here every exception reaches main()'s single mapping
-    with root.make_context(PROG, norm.args) as ctx:
+    with warnings.catch_warnings(), root.make_context(PROG, norm.args) as ctx:
+        warnings.simplefilter("always", GradebenchWarning)  # each record left out is named, every time
+        warnings.showwarning = _one_line_warnings(warnings.showwarning)
         root.invoke(ctx)
     return 0
+
+
+def _one_line_warnings(show):  # noqa: ANN001, ANN202
+    """``warnings.showwarning`` printing a :class:`GradebenchWarning` as one line (``gradebench: warning:
+    <what>``) and passing others to ``show``."""
+    def _show(message, category, filename, lineno, file=None, line=None) -> None:  # noqa: ANN001
+        if issubclass(category, GradebenchWarning):
+            sys.stderr.write(f"{PROG}: warning: {_line(str(message))}\n")
+        else:
+            show(message, category, filename, lineno, file, line)
+    return _show
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -3,6 +3,8 @@
 * :func:`.train.train` -- one training run into a run folder; :func:`.runs.load_run` reads it back;
 * :func:`evaluate_scorer` -- score a split, compute the metric suite with bootstrap CIs and
   the bias controls (:mod:`.bias`), and write a versioned record (:mod:`.record`, :mod:`.suite`);
+  :func:`check_record`, :func:`verified_records` -- a record's digests, ranges and counts, checked
+  before any reader believes it (:mod:`.verify`);
   :func:`evaluate_model` -- the same for any model (a folder or a Hub id) through an adapter;
 * :func:`.validity.validity_figures` -- how far shortcuts get on a built benchmark;
 * :func:`.leaderboard.leaderboard` -- one row per system, mean over seeds, paired tests against the best;
@@ -24,6 +26,7 @@ from gradebench._lazy import by_module, lazy_attributes
 _LAZY = by_module({
     "gradebench.experiments.record": ("EvalRecord",),
     "gradebench.experiments.store": ("read_record", "list_records", "find_record"),
+    "gradebench.experiments.verify": ("check_record", "verified_records"),
     "gradebench.experiments.evaluate": ("evaluate_scorer", "evaluate_model"),
     "gradebench.experiments.leaderboard": ("Leaderboard",),
     "gradebench.experiments.query": ("run_query", "connect"),

@@ -43,6 +43,7 @@ from gradebench.experiments.perquery import align, mean_of_defined
 from gradebench.experiments.record import EvalRecord, json_float
 from gradebench.experiments.render import Board, Leaderboard, Row
 from gradebench.experiments.store import list_records, read_per_query_arrays
+from gradebench.experiments.verify import verified_records
 from gradebench.hashing import sha256_json
 from gradebench.paths import RESULTS_DIR
 from gradebench.registry import suggest
@@ -131,7 +132,7 @@ def leaderboard(
         raise RecordError("no such results folder" if not root.exists() else "the results folder is a file",
                           path=root, hint="give the folder `gradebench eval` wrote its records into (--results-dir), "
                                           "or evaluate something first (gradebench eval ...)")
-    records = list_records(results_dir, benchmark=benchmark, split=split)
+    records = verified_records(results_dir, benchmark=benchmark, split=split)  # a record failing its checks is left out
     known = sorted({m for r in records for m in r.metrics})
     if records and sort_by not in known:
         raise UnknownNameError(f"unknown metric {sort_by!r}" + suggest(sort_by, known, cutoff=0.5),

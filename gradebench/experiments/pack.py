@@ -14,7 +14,9 @@ is committed (``leaderboard/results``) is *packed* by :func:`pack_results`:
   figure read from them is the same, bit for bit;
 * the figures a record lacks (an old-layout record written before they existed) are computed from its
   predictions first;
-* record JSON files are rewritten without indentation (the same JSON value);
+* record JSON files are rewritten without indentation (the same JSON value), with the digests of their
+  per-query rows and (when here) predictions file in ``files`` (:mod:`gradebench.experiments.verify`);
+  a record whose rows or predictions do not match the digest it carries is refused (``RecordError``);
 * the predictions stay where they are: a packed folder's ``<id>.predictions.parquet`` files are local
   (``leaderboard/results`` ignores them in git), read by ``gradebench query``'s ``predictions`` view
   and ``gradebench plot`` when present.
@@ -52,9 +54,11 @@ from gradebench.experiments.tables import (  # noqa: F401 - the layout's names, 
     json_text,
     pack_path,
     pack_table,
+    predictions_digest,
     read_loose,
     read_pack,
     record_values,
+    rows_digest,
 )
 
 
@@ -134,6 +138,9 @@ def pack_folder(folder: str | Path, result: PackResult | None = None) -> PackRes
             else:
                 out.without_values.append(str(f))
                 continue
+            if record.files.per_query_sha256 not in (None, rows_digest(v)):
+                raise RecordError("the record's per-query rows are not its own (their digest differs from "
+                                  "files.per_query_sha256)", path=f, hint="evaluate it again, or delete its JSON")
             wanted = [c for s in figure_sets(record.benchmark.name) for c in s.column_names()]
             if any(c not in v.figures for c in wanted):
                 pred = record.predictions_path
@@ -147,7 +154,7 @@ def pack_folder(folder: str | Path, result: PackResult | None = None) -> PackRes
                 else:
                     out.without_figures.append(str(f))
             values[record.id] = v
-            out.json_rewritten += _compact_json(f)
+            out.json_rewritten += _compact_json(f, _digests(record, v, f))
         for f in record_files(folder.parent, benchmark=folder.name, kind="policy"):
             out.json_rewritten += _compact_json(f)
         if values:
@@ -166,15 +173,37 @@ def pack_folder(folder: str | Path, result: PackResult | None = None) -> PackRes
     return out
 
 
-def _compact_json(path: Path) -> int:
-    """Rewrite a record's JSON as :func:`json_text` (the same JSON value) unless it is already; 1 if rewritten."""
+def _digests(record: Any, values: RecordValues, path: Path) -> dict[str, str | None]:
+    """The record's ``files`` digests (:mod:`gradebench.experiments.verify`): of its per-query rows as
+    packed, and of its predictions file when it is here (else the digest it carries, if any).
+
+    Raises:
+        RecordError: the predictions file here is not the one the record's digest names.
+    """
+    pred = record.predictions_path
+    have = record.files.predictions_sha256
+    if pred is not None and pred.is_file():
+        got = predictions_digest(pred)
+        if have not in (None, got):
+            raise RecordError(f"the predictions file {pred.name} is not the record's (its sha256 differs from "
+                              "files.predictions_sha256)", path=path, hint="evaluate it again, or delete its JSON")
+        have = got
+    return {"per_query_sha256": rows_digest(values), "predictions_sha256": have}
+
+
+def _compact_json(path: Path, files: dict[str, Any] | None = None) -> int:
+    """Rewrite a record's JSON as :func:`json_text` (the same JSON value, ``files`` updated with
+    ``files``) unless it is already; 1 if rewritten."""
     from gradebench.experiments.store import write_text_atomic
 
     text = path.read_text(encoding="utf-8")
     try:
-        compact = json_text(json.loads(text))
+        doc = json.loads(text)
     except ValueError as e:
         raise RecordError(f"record is not valid JSON ({e})", path=path, hint="restore it, or delete it") from None
+    if files:
+        doc["files"] = {**doc.get("files", {}), **files}
+    compact = json_text(doc)
     if text == compact:
         return 0
     write_text_atomic(path, compact)

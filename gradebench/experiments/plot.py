@@ -15,7 +15,8 @@ import numpy as np
 
 from gradebench.errors import GradebenchError, InvalidArgumentError
 from gradebench.experiments.record import EvalRecord
-from gradebench.experiments.store import find_record, read_predictions
+from gradebench.experiments.store import read_predictions
+from gradebench.experiments.verify import find_verified
 from gradebench.paths import RESULTS_DIR, publish, temp_beside
 
 #: keys of a history entry that are never plotted (besides timings: ``*_s``, ``*time*``, ``*seconds*``)
@@ -73,7 +74,7 @@ def plot_run(record_or_id: str | Path | EvalRecord, out_png: str | Path, *,
             in ``results_dir``.
         out_png: the PNG to write.
     """
-    record = find_record(record_or_id, results_dir=results_dir)
+    record = find_verified(record_or_id, results_dir=results_dir, predictions=True)  # refused if it fails
     df = read_predictions(record)
     if df.empty:
         raise GradebenchError("the record has no predictions to plot", path=record.path,

@@ -47,6 +47,7 @@ from gradebench.errors import GradebenchError, InvalidArgumentError, QueryError
 from gradebench.experiments.record import PER_QUERY_SUFFIX, PREDICTIONS_SUFFIX, RecordError
 from gradebench.experiments.tables import FIGURE_PREFIX, pack_path
 from gradebench.experiments.store import PREDICTIONS_HINT, record_files
+from gradebench.experiments.verify import verified_records
 from gradebench.paths import RESULTS_DIR
 
 _PKG = Path(__file__).resolve().parents[1]
@@ -109,10 +110,11 @@ def _benchmark_files(docs: list[dict[str, Any]]) -> list[tuple[str, str, str]]:
     return sorted(out)
 
 
-def _per_query_sources(loose: list[Path], packs: list[Path]) -> tuple[str, str]:
+def _per_query_sources(loose: list[Path], packs: list[Path], left_out: list[str] = ()) -> tuple[str, str]:
     """The ``per_query`` and ``query_figures`` relations over the loose tables (long form, figures as
     ``figure:...`` rows) and the packs (a column per metric and figure, metric names per record in
-    the file's metadata; see :mod:`gradebench.experiments.pack`)."""
+    the file's metadata; see :mod:`gradebench.experiments.pack`), without the pack rows of the records
+    ``left_out`` (ids of records that failed their checks)."""
     import pyarrow.parquet as pq
 
     metrics: list[str] = []
@@ -127,6 +129,8 @@ def _per_query_sources(loose: list[Path], packs: list[Path]) -> tuple[str, str]:
         schema = pq.read_schema(path)
         sets = json.loads((schema.metadata or {}).get(b"gradebench.pack.metric_sets", b"[]").decode())
         src = f"read_parquet({_lit(str(path))})"
+        if left_out:
+            src = f"(SELECT * FROM {src} WHERE CAST(record_id AS VARCHAR) NOT IN ({', '.join(map(_lit, left_out))}))"
         for k, entries in enumerate(sets):
             pairs = [(e, e) if isinstance(e, str) else tuple(e) for e in entries]
             if pairs:
@@ -163,12 +167,15 @@ def _views(results_dir: str | Path) -> tuple[str, list[Path]]:
     if not files:
         raise RecordError("no result records", path=results_dir,
                           hint="evaluate something first (gradebench eval ...) or pass --results-dir")
-    docs = []
-    for f in files:
-        try:
-            docs.append(json.loads(f.read_text(encoding="utf-8")))
-        except (OSError, ValueError) as e:
-            raise RecordError(f"unreadable record ({e})", path=f, hint="delete it and evaluate again") from None
+    # a record failing its checks (its predictions included, when here) is left out of every view, in one line
+    good = verified_records(results_dir, files=files, predictions=True)
+    kept = {r.path for r in good}
+    left_out = sorted(f.name[: -len(".json")] for f in files if f not in kept)
+    files = [f for f in files if f in kept]
+    if not files:
+        raise RecordError("no result record passes its checks", path=results_dir,
+                          hint="the warnings above name each record and what is wrong with it")
+    docs = [{"benchmark": r.benchmark.model_dump(mode="json")} for r in good]
     stems = [f.name[: -len(".json")] for f in files]
     bench = _benchmark_files(docs)
     bench_paths = [Path(b[0]) for b in bench]
@@ -188,7 +195,7 @@ def _views(results_dir: str | Path) -> tuple[str, list[Path]]:
     predictions = [p for p in (f.parent / (s + PREDICTIONS_SUFFIX) for f, s in zip(files, stems)) if p.is_file()]
     loose = [p for p in (f.parent / (s + PER_QUERY_SUFFIX) for f, s in zip(files, stems)) if p.is_file()]
     packs = sorted({pack_path(f.parent) for f in files if pack_path(f.parent).is_file()})
-    per_query_source, figures_source = _per_query_sources(loose, packs)
+    per_query_source, figures_source = _per_query_sources(loose, packs, left_out)
     fills = {
         "${RECORD_FILES}": _list(files),
         "${POLICY_SOURCE}": policy_source,

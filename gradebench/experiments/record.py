@@ -286,10 +286,20 @@ class BiasControls(BiasFigures):
 
 
 class RecordFiles(_Model):
-    """The record's two tables, by file name in the record's folder (``<id>`` + a suffix, nothing else)."""
+    """The record's two tables, by file name in the record's folder (``<id>`` + a suffix, nothing else),
+    and their digests (:mod:`gradebench.experiments.verify`; null in records written before them).
+
+    ``per_query_sha256`` is the digest of the record's per-query rows (query ids, metric and figure
+    values), the same whether they are read from the loose table or from the folder's pack;
+    ``predictions_sha256`` is the sha256 of the predictions file's bytes, set when the file was there
+    to hash (a packed folder may keep it out of git)."""
 
     predictions: str = Field(pattern=r"^[0-9a-f]{64}\.predictions\.parquet$")
     per_query: str = Field(pattern=r"^[0-9a-f]{64}\.queries\.parquet$")
+    per_query_sha256: str | None = Field(None, pattern=r"^[0-9a-f]{64}$",
+                                         description="digest of the per-query rows (gradebench.experiments.verify)")
+    predictions_sha256: str | None = Field(None, pattern=r"^[0-9a-f]{64}$",
+                                           description="sha256 of the predictions file")
 
 
 class EvalRecord(_Model):
@@ -331,7 +341,8 @@ class EvalRecord(_Model):
         """The tables are this record's own (``<id>.predictions.parquet``, ``<id>.queries.parquet``), so a
         record never points a reader at another record's file or outside its folder."""
         rid = info.data.get("id")
-        if rid is not None and files != file_names(rid):
+        own = file_names(rid) if rid is not None else None
+        if own is not None and (files.predictions, files.per_query) != (own.predictions, own.per_query):
             raise ValueError(f"files must be the record's own tables ({rid[:12]}...{PREDICTIONS_SUFFIX}, "
                              f"{rid[:12]}...{PER_QUERY_SUFFIX}), not {files.predictions!r}, {files.per_query!r}")
         return files

@@ -40,7 +40,14 @@ from gradebench.experiments.policy_record import (
     PolicyRecord,
 )
 from gradebench.experiments.record import RECORD_SUFFIX, RESULT_SCHEMA_VERSION, EvalRecord
-from gradebench.experiments.tables import json_text, numbers, record_values
+from gradebench.experiments.tables import (
+    json_text,
+    numbers,
+    predictions_digest,
+    read_loose,
+    record_values,
+    rows_digest,
+)
 from gradebench.locks import locked_temp_beside, remove_stale_temps
 from gradebench.names import check_name
 from gradebench.paths import RESULTS_DIR, publish
@@ -140,8 +147,8 @@ def write_text_atomic(path: Path, text: str) -> None:
 
 def write_record(record: Record, predictions: Any = None, per_query: Any = None,
                  results_dir: str | Path = DEFAULT_RESULTS_DIR) -> Path:
-    """Write a record of any kind (an evaluation record's two Parquet tables first, the JSON last);
-    returns the JSON path.
+    """Write a record of any kind (an evaluation record's two Parquet tables first, the JSON last,
+    carrying the tables' digests: :mod:`gradebench.experiments.verify`); returns the JSON path.
 
     Raises:
         InvalidArgumentError: an evaluation record without both tables, or a policy record with one.
@@ -156,6 +163,9 @@ def write_record(record: Record, predictions: Any = None, per_query: Any = None,
         meta = {"gradebench.result.schema_version": str(RESULT_SCHEMA_VERSION), "gradebench.record_id": record.id}
         write_parquet_atomic(predictions, folder / record.files.predictions, meta)
         write_parquet_atomic(per_query, folder / record.files.per_query, meta)
+        record.files = record.files.model_copy(update={  # what readers check the tables against
+            "per_query_sha256": rows_digest(read_loose(folder / record.files.per_query)),
+            "predictions_sha256": predictions_digest(folder / record.files.predictions)})
     elif predictions is not None or per_query is not None:
         raise InvalidArgumentError(f"a {spec.what} has no tables", hint="call write_record(record, results_dir=...)")
     folder.mkdir(parents=True, exist_ok=True)

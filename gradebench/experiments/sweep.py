@@ -33,9 +33,10 @@ from gradebench.benchmark.lists import Benchmark, open_benchmark
 from gradebench.errors import GradebenchError, RecipeError
 from gradebench.experiments.evaluate import DEFAULT_RESULTS_DIR, evaluate_scorer, expected_id
 from gradebench.experiments.grid import BenchmarkEntry, Experiment, LossEntry, ScorerEntry, load_experiment
-from gradebench.experiments.record import RECORD_SUFFIX, RecordError
+from gradebench.experiments.record import RECORD_SUFFIX
 from gradebench.experiments.runs import RunInUse
-from gradebench.experiments.store import read_record, record_dir
+from gradebench.experiments.store import record_dir
+from gradebench.experiments.verify import existing_record
 from gradebench.paths import RUNS_DIR
 from gradebench.scorers.base import ProgressFn
 
@@ -133,13 +134,8 @@ def _cell_losses(exp: Experiment, scorer_cls: type, losses: list[LossEntry] | No
 
 
 def _existing(results_dir: Path, bench: Benchmark, rid: str) -> Any:
-    path = record_dir(results_dir, bench.name) / f"{rid}{RECORD_SUFFIX}"
-    if not path.is_file():
-        return None
-    try:
-        return read_record(path)
-    except RecordError:  # unreadable: evaluate again (the new record replaces it)
-        return None
+    # unreadable or failing its checks: evaluate again (the new record replaces it)
+    return existing_record(record_dir(results_dir, bench.name) / f"{rid}{RECORD_SUFFIX}")
 
 
 def sweep(

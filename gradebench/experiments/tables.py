@@ -3,8 +3,9 @@
 What :mod:`gradebench.experiments.store` reads and :mod:`gradebench.experiments.pack` writes (see
 there for the layouts): :class:`RecordValues` (a record's query ids, per-query metric values and
 report figures), :func:`read_loose`, :func:`read_pack` (cached per file state), :func:`record_values`
-(loose table first, else the pack), :func:`pack_table` and :func:`json_text` (how a record's JSON is
-written). Reading imports neither pandas nor, until a table is read, numpy.
+(loose table first, else the pack), :func:`rows_digest` and :func:`predictions_digest` (what a record's
+``files`` digests hold), :func:`pack_table` and :func:`json_text` (how a record's JSON is written).
+Reading imports neither pandas nor, until a table is read, numpy.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from gradebench.errors import RecordError
+from gradebench.hashing import sha256_file, sha256_hex, sha256_json
 
 #: the prefix of a report figure's name in a per-query table (gradebench.experiments.figures)
 FIGURE_PREFIX = "figure:"
@@ -197,6 +199,30 @@ def record_values(record: Any) -> RecordValues:
         raise RecordError("the record's per-query values are missing (no loose table, not in the folder's pack)",
                           path=path, hint="evaluate again (or delete the record's JSON)")
     return packed
+
+
+# -- digests (gradebench.experiments.verify checks them) --------------------------------------------
+def rows_digest(values: RecordValues) -> str:
+    """The digest of a record's per-query rows: sha256 of canonical JSON of ``{"query_ids": [...],
+    "columns": {name: sha256 of the column's little-endian float64 bytes}}`` over every metric and
+    figure column but :data:`gradebench.experiments.tables.UNPACKED` (a pack leaves those out), NaN
+    written as one bit pattern. The same for a record's loose table and its rows of the pack (which
+    hold the same float64 values, aliases and float32 figures included)."""
+    import numpy as np
+
+    columns = {}
+    for name, v in {**values.metrics, **values.figures}.items():
+        if name in UNPACKED:
+            continue
+        a = np.asarray(v, dtype=np.float64)
+        a = np.where(np.isnan(a), np.nan, a).astype("<f8")
+        columns[name] = sha256_hex(a.tobytes())
+    return sha256_json({"query_ids": [str(q) for q in values.query_ids], "columns": columns})
+
+
+def predictions_digest(path: str | Path) -> str:
+    """The sha256 of a predictions file's bytes (what ``files.predictions_sha256`` holds)."""
+    return sha256_file(path)
 
 
 # -- writing ------------------------------------------------------------------------------------------

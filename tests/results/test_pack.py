@@ -98,6 +98,9 @@ def test_old_layout_records_get_their_figures_from_the_predictions(loose):
         keep = pc.invert(pc.starts_with(t["metric"].cast("string"), "figure:"))
         pq.write_table(t.filter(keep), f)
         assert not read_loose(f).figures
+        doc = json.loads(f.with_name(f.name.replace(".queries.parquet", ".json")).read_text())
+        doc["files"] = {k: v for k, v in doc["files"].items() if not k.endswith("_sha256")}  # nor digests
+        f.with_name(f.name.replace(".queries.parquet", ".json")).write_text(json.dumps(doc))
     esnli = loose / "esnli"
     late = sorted(esnli.glob("*.json"))[0]
     aside = loose.parent / "aside"

@@ -62,12 +62,15 @@ def test_plot_never_opens_a_file_a_record_points_outside_its_folder(two_records,
 
 
 def test_leaderboard_never_reads_another_records_per_query_file(two_records, tmp_path, cli):
-    """``files.per_query`` naming another record's table was read (and credited to this one)."""
+    """``files.per_query`` naming another record's table was read (and credited to this one); the record
+    is named in one line and left out (issue 28: the leaderboard ranks only records that pass their checks)."""
     other = two_records[1]
     res, path = _edited(two_records, tmp_path, lambda d: d["files"].update(per_query=other.files.per_query))
-    code, out, err = cli("leaderboard", "--results-dir", str(res))
-    assert code == 2 and out == ""
-    assert_one_line_error(err, str(path), "files")
+    code, out, err = cli("leaderboard", "--results-dir", str(res), "--json")
+    assert code == 0
+    assert err.count("\n") == 1 and err.startswith("gradebench: warning: ") and str(path) in err and "files" in err
+    rows = [r for b in json.loads(out)["boards"] for r in b["rows"]]
+    assert [r["record_ids"] for r in rows] == [[other.id]]
 
 
 @pytest.mark.parametrize("name", ["../escaped", "/tmp/abs", "", "a/b", "Demo"])

@@ -32,6 +32,7 @@ from gradebench.experiments.figures import (  # noqa: F401 - Dense: re-exported
     query_figures,
 )
 from gradebench.experiments.store import list_records, read_per_query_arrays, read_query_figures
+from gradebench.experiments.verify import verified_records
 from gradebench.hashing import sha256_json
 from gradebench.paths import OUT_DIR
 
@@ -109,7 +110,7 @@ class Evidence:
                                               "(--results-dir), e.g. leaderboard/results")
         self.root = root
         self.build_dir = Path(build_dir)
-        self.records: list[EvalRecord] = list_records(root, split=TEST)
+        self.records: list[EvalRecord] = verified_records(root, split=TEST)  # failing records left out
         self.policies: list[PolicyRecord] = list_records(root, kind="policy")
         self.systems = _systems(self.records)
         self._per_query: dict[str, dict[str, tuple[list[str], np.ndarray]]] = {}
