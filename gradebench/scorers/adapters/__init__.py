@@ -18,7 +18,9 @@ paired tests):
 ========================  ========================  ==================================================
 
 ``--adapter auto`` reads the model's configs (:func:`~gradebench.scorers.adapters.model_files.detect_adapter`).
-Loading never runs code from the model folder unless ``trust_remote_code=True`` is given.
+Loading never runs code from the model folder unless ``trust_remote_code=True`` is given as the
+argument of :func:`make_model_scorer` (the CLI's ``--trust-remote-code``); the key in an options
+dict, ``--set`` or an experiment file is refused.
 Shared parts: :mod:`~gradebench.scorers.adapters.model_files` (locating, hashing, refusing
 remote code, detection), :mod:`~gradebench.scorers.adapters.base` (config, provenance,
 invariance), :mod:`~gradebench.scorers.adapters.runner` (seeded, sharded batches).
@@ -68,18 +70,19 @@ def make_model_scorer(model: str | os.PathLike[str], adapter: str = "auto", opti
 
     Raises:
         InvalidArgumentError / SourceNotFoundError: not a model, no adapter fits, a bad option,
-            code in the folder without ``trust_remote_code``.
+            code in the folder without ``trust_remote_code``, ``trust_remote_code`` among ``options``.
     """
-    from gradebench.scorers import make_scorer
+    from gradebench.scorers import get_scorer_class
+    from gradebench.scorers.adapters.base import refuse_trust_key
 
     options = dict(options or {})
     for key in ("model",):
         if key in options:
             raise InvalidArgumentError(f"give the model as the model argument (--model), not as the option {key!r}",
                                        key=key, hint="drop --set model=")
-    if trust_remote_code:
-        options["trust_remote_code"] = True
+    refuse_trust_key(options)  # only this function's argument (the flag) may allow code to run
     chosen = adapter_of(model, adapter, revision=options.get("revision"))
-    scorer = make_scorer(scorer_name(chosen), {"model": os.fspath(model), **options}, seed=seed)
+    scorer = get_scorer_class(scorer_name(chosen))({"model": os.fspath(model), **options}, seed=seed,
+                                                   trust_remote_code=trust_remote_code)
     scorer.folder  # noqa: B018 - locate and check the model now (one line if it is not one)
     return scorer

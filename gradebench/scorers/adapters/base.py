@@ -24,10 +24,10 @@ from abc import abstractmethod
 from typing import Any, ClassVar, Literal
 
 import numpy as np
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from gradebench.benchmark.lists import Lists
-from gradebench.errors import InvalidArgumentError, InvarianceError
+from gradebench.errors import InvalidArgumentError, InvarianceError, RemoteCodeError
 from gradebench.hashing import sha256_json
 from gradebench.scorers._weight_files import check_weight_folder
 from gradebench.scorers.adapters.model_files import (
@@ -42,11 +42,16 @@ from gradebench.scorers.adapters.model_files import (
 from gradebench.scorers.adapters.runner import distributed, pick_device
 from gradebench.scorers.base import Scorer, ScorerConfig, check_scores
 
-__all__ = ["LOCATION_KEYS", "InvarianceError", "ModelConfig", "ModelScorer", "load_error", "resolved_max_length"]
+__all__ = ["LOCATION_KEYS", "TRUST_KEY", "InvarianceError", "ModelConfig", "ModelScorer", "load_error",
+           "refuse_trust_key", "resolved_max_length"]
 
 #: configuration keys that say where a model is, what to call it, or how to check it, not what it computes
 LOCATION_KEYS = ("model", "revision", "name", "trust_remote_code", "device", "invariance_queries",
                  "invariance_tolerance")
+#: the configuration key that only the command-line flag (or the API argument) may set
+TRUST_KEY = "trust_remote_code"
+TRUST_MESSAGE = ("cannot be set in a configuration (--set, an experiment or recipe file, a config dict): only the "
+                 "command-line flag lets code from a model folder run")
 #: default largest difference allowed by the invariance check: float32, and bfloat16/float16
 TOLERANCE = {"float32": 1e-4, "half": 5e-2}
 
@@ -58,7 +63,11 @@ class ModelConfig(ScorerConfig):
         model: a local model folder or a Hugging Face Hub id (``gradebench eval --model``).
         revision: the Hub revision (branch, tag or commit) of a Hub id.
         name: the name shown on the leaderboard (default: the Hub id, else the folder's name).
-        trust_remote_code: allow code inside the model folder to run (``--trust-remote-code``).
+        trust_remote_code: allow code inside the model folder to run. Set only by the command-line
+            flag ``--trust-remote-code`` or the API's ``trust_remote_code=True`` argument
+            (:func:`~gradebench.scorers.adapters.make_model_scorer`); as a key of a configuration
+            (``--set``, an experiment file, a recipe, a dict) it is refused, so a file someone sends
+            you cannot run code (:data:`TRUST_KEY`).
         batch_size: items per forward pass. Left unset on a CUDA device, a batch instead holds as
             many items as fit a token budget derived from the device's free memory (recorded as
             ``options.max_batch_tokens``; not for the LLM judge).
@@ -85,6 +94,27 @@ class ModelConfig(ScorerConfig):
     bucket: bool = True
     invariance_queries: int = Field(32, ge=1)
     invariance_tolerance: float | None = Field(None, gt=0)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _no_trust_from_config(cls, data: Any) -> Any:
+        # the last guard: Scorer.make_config refuses the key first, in one line (refuse_trust_key)
+        if isinstance(data, dict) and TRUST_KEY in data and data[TRUST_KEY] is not False:
+            raise ValueError(f"{TRUST_KEY} {TRUST_MESSAGE}")
+        return data
+
+
+def refuse_trust_key(config: Any) -> None:
+    """Refuse a configuration that sets ``trust_remote_code`` (to anything but its default, False).
+
+    Raises:
+        RemoteCodeError: the key is there; the fix is the flag ``--trust-remote-code``.
+    """
+    value = config.get(TRUST_KEY, False) if isinstance(config, dict) else getattr(config, TRUST_KEY, False)
+    if value is not False:
+        raise RemoteCodeError(TRUST_MESSAGE, key=TRUST_KEY,
+                              hint="drop the key and pass --trust-remote-code (make_model_scorer(..., "
+                                   "trust_remote_code=True)) only if you trust the model folder")
 
 
 def load_error(e: Exception, folder: ModelFolder, what: str) -> InvalidArgumentError:
@@ -126,13 +156,26 @@ class ModelScorer(Scorer):
     backend: ClassVar[str] = "transformers"
     Config = ModelConfig  # type: ignore[assignment]
 
-    def __init__(self, config: Any = None, *, seed: int = 42) -> None:
+    def __init__(self, config: Any = None, *, seed: int = 42, trust_remote_code: bool = False) -> None:
+        """``trust_remote_code`` is the explicit permission (the flag); ``config`` may not carry it."""
         super().__init__(config, seed=seed)
+        if trust_remote_code is not False and trust_remote_code is not True:
+            raise InvalidArgumentError(f"trust_remote_code must be True or False, got {trust_remote_code!r}",
+                                       key=TRUST_KEY, hint="pass trust_remote_code=True or leave it out")
+        if trust_remote_code:
+            # model_copy skips validation: the one way in besides a validated (refused) config
+            self.config = self.config.model_copy(update={TRUST_KEY: True})
         self._folder: ModelFolder | None = None
         self._files: dict[str, Any] | None = None
         self._options: dict[str, Any] | None = None
         self._model: Any = None
         self._device: str | None = None
+
+    @classmethod
+    def make_config(cls, config: Any) -> Any:
+        """The validated config; one that sets ``trust_remote_code`` is refused (see :class:`ModelConfig`)."""
+        refuse_trust_key(config)
+        return super().make_config(config)
 
     # -- the model's folder ----------------------------------------------------------------
     @property
