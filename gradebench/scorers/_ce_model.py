@@ -59,9 +59,16 @@ def resolve_model_path(model: str | None) -> Path:
 
 
 def pick_device(requested: str | None) -> str:
-    """``requested``, or the best available device as sentence-transformers picks it (cuda > mps > ... > cpu)."""
+    """``requested``, or the best available device as sentence-transformers picks it (cuda > mps > ... > cpu).
+
+    Raises:
+        InvalidArgumentError: ``requested`` is not a device this torch can use
+            (:func:`~gradebench.scorers._devices.check_device`).
+    """
     if requested is not None:
-        return requested
+        from gradebench.scorers._devices import check_device
+
+        return check_device(requested)
     from sentence_transformers.util import get_device_name
 
     return get_device_name()

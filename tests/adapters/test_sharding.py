@@ -113,5 +113,6 @@ def test_the_model_scorer_places_its_model_on_cuda_local_rank(monkeypatch, reque
 
     _launched(monkeypatch, world=8, local=3)
     monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch.cuda, "device_count", lambda: 8)  # the device is checked against what is there
     scorer = make_scorer("hf-sequence-classifier", {"model": "unused", "device": requested})
     assert scorer.device == "cuda:3" and scorer.device_type == "cuda"

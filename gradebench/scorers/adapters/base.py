@@ -29,6 +29,7 @@ from pydantic import Field, model_validator
 from gradebench.benchmark.lists import Lists
 from gradebench.errors import InvalidArgumentError, InvarianceError, RemoteCodeError
 from gradebench.hashing import sha256_json
+from gradebench.scorers._devices import check_device
 from gradebench.scorers._weight_files import check_weight_folder
 from gradebench.scorers.adapters.model_files import (
     MODEL_HINT,
@@ -243,7 +244,8 @@ class ModelScorer(Scorer):
             import torch
 
             mps = getattr(torch.backends, "mps", None) is not None and torch.backends.mps.is_available()
-            self._device = pick_device(self.config.device, cuda=torch.cuda.is_available(), mps=mps)
+            # a device this torch cannot use is one line naming it and what is available
+            self._device = check_device(pick_device(self.config.device, cuda=torch.cuda.is_available(), mps=mps))
         return self._device
 
     @property
