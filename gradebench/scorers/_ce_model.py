@@ -150,9 +150,11 @@ def build_model(path: Path, *, head: str, max_length: int, device: str, seed: in
     from sentence_transformers.base.modules import Dense, Transformer
     from sentence_transformers.sentence_transformer.modules import Dropout, Pooling
 
+    from gradebench.scorers._tokenizer_files import check_tokenizer_files
     from gradebench.scorers._weight_files import check_weight_folder
 
     check_weight_folder(path, error=InvalidArgumentError, hint=MODEL_HINT, safetensors_only=True)
+    check_tokenizer_files(path)
     processor_kwargs = {"model_max_length": max_length}
     try:
         with preserved_rng(seed), quiet_loading():
@@ -193,9 +195,11 @@ def load_saved_model(directory: Path, *, max_length: int, device: str) -> Any:
     import torch
     from sentence_transformers import CrossEncoder
 
+    from gradebench.scorers._tokenizer_files import check_tokenizer_files
     from gradebench.scorers._weight_files import check_weight_folder, load_error
 
     check_weight_folder(directory, error=InvalidArgumentError, hint=SAVED_HINT)
+    check_tokenizer_files(directory)
     try:
         with quiet_loading():
             model = CrossEncoder(str(directory), device=device, activation_fn=torch.nn.Identity(),

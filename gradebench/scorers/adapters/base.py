@@ -30,6 +30,7 @@ from gradebench.benchmark.lists import Lists
 from gradebench.errors import InvalidArgumentError, InvarianceError, RemoteCodeError
 from gradebench.hashing import sha256_json
 from gradebench.scorers._devices import check_device
+from gradebench.scorers._tokenizer_files import check_tokenizer_files
 from gradebench.scorers._weight_files import check_weight_folder
 from gradebench.scorers.adapters.model_files import (
     MODEL_HINT,
@@ -181,8 +182,8 @@ class ModelScorer(Scorer):
     # -- the model's folder ----------------------------------------------------------------
     @property
     def folder(self) -> ModelFolder:
-        """The located model, checked for remote code, for fitting this adapter and for damaged weight
-        files (nothing loaded)."""
+        """The located model, checked for remote code, for fitting this adapter, for tokenizer files that
+        disagree and for damaged weight files (nothing loaded)."""
         if self._folder is None:
             if self.config.model is None:
                 raise InvalidArgumentError(f"the {self.name} scorer needs a model", key="model",
@@ -190,6 +191,8 @@ class ModelScorer(Scorer):
             folder = locate_model(self.config.model, revision=self.config.revision)
             check_no_remote_code(folder, trust_remote_code=self.config.trust_remote_code)
             check_adapter_fits(self.adapter, folder)
+            # a tokenizer class that is not one, or that does not read the folder's tokenizer.json
+            check_tokenizer_files(folder.path, trust_remote_code=self.config.trust_remote_code)
             # a damaged weights file is one line naming it, not the loader's SafetensorError/UnpicklingError
             check_weight_folder(folder.path, error=InvalidArgumentError, hint=MODEL_HINT, loaded_only=True)
             self._folder = folder
