@@ -319,9 +319,10 @@ def sweep(
     A cell's records: its own, and one per benchmark under the grid's transfer: key (counted in
     the summary and in --json); a cell missing some writes only those.
 
-    Exit status: 0 when every cell has its records; exit 3 when a cell's run folder is in use by
-    another process (a second sweep on the same grid): that cell is left to it, named on stderr,
-    and the grid is done once the same command is run again after the other process ends.
+    Exit status: 0 when every cell has its records; exit 3 when a cell is in use by another
+    process (a second sweep on the same grid, a train into its run folder): that cell is left to
+    it, named on stderr, never run twice, and the grid is done once the same command is run again
+    after the other process ends.
     """
     from gradebench.experiments.sweep import IN_USE
     from gradebench.experiments.sweep import sweep as sweep_api
@@ -336,10 +337,12 @@ def sweep(
         _print_sweep(result)
     named = set()
     for c in result.cells:
-        if c.status == IN_USE and c.run_dir not in named:  # once per run folder (a cell's transfer records share it)
-            named.add(c.run_dir)
+        cell = c.run_dir or c.record_id  # once per cell (a trained cell's transfer records share its run folder)
+        if c.status == IN_USE and cell not in named:
+            named.add(cell)
             who = "another process" if c.pid is None else f"pid {c.pid}"
-            sys.stderr.write(f"gradebench: {c.trained_on or c.benchmark}/{c.scorer} seed {c.seed} ({c.run_dir}) is "
+            where = "" if c.run_dir is None else f" ({c.run_dir})"
+            sys.stderr.write(f"gradebench: {c.trained_on or c.benchmark}/{c.scorer} seed {c.seed}{where} is "
                              f"in use by {who}: run the same command again when it ends\n")
     if result.in_use:
         raise typer.Exit(SWEEP_IN_USE_EXIT)

@@ -13,9 +13,14 @@ those: its finished run is reused, or trained again if its folder is gone (same 
 fingerprint, same folder; training is deterministic per seed). Cells run in grid order; the
 first error stops the sweep (finished records stay written).
 
-Two sweeps may run on one grid at once: a cell whose run folder another live process is
-training into is left alone (its missing records get status ``"in use"``, with that process's
-pid in ``note``), never taken over; run the sweep again once the other has finished.
+Two sweeps may run on one grid at once, and no cell is run twice: a sweep holds a cell's lock
+(``.<own record id>.lock`` beside the cell's own record, :class:`gradebench.locks.FileLock`)
+from before it trains until its last record is written, and looks for the records again once it
+holds it (the other sweep may have written them meanwhile). A cell whose lock another live
+process holds, or whose run folder another process trains into (a ``gradebench train``), is left
+alone and the sweep takes the next one: its missing records get status ``"in use"``, with that
+process's pid in ``note``, unless they exist by the end of the sweep (then ``"skipped"``, written
+by the other). Run the sweep again once the other has finished.
 
 Run folders: ``<runs_dir>/<benchmark>/<scorer>/<run fingerprint[:16]>`` (a finished run there
 is reused by ``train``). The cell seed is the training seed, the scorer seed and the
@@ -30,13 +35,14 @@ from pathlib import Path
 from typing import Any
 
 from gradebench.benchmark.lists import Benchmark, open_benchmark
-from gradebench.errors import GradebenchError, RecipeError
+from gradebench.errors import Busy, GradebenchError, RecipeError
 from gradebench.experiments.evaluate import DEFAULT_RESULTS_DIR, evaluate_scorer, expected_id
 from gradebench.experiments.grid import BenchmarkEntry, Experiment, LossEntry, ScorerEntry, load_experiment
 from gradebench.experiments.record import RECORD_SUFFIX
 from gradebench.experiments.runs import RunInUse
 from gradebench.experiments.store import record_dir
 from gradebench.experiments.verify import existing_record
+from gradebench.locks import FileLock
 from gradebench.paths import RUNS_DIR
 from gradebench.scorers.base import ProgressFn
 
@@ -154,9 +160,6 @@ def sweep(
             lacks the ``split:`` (before any work).
         GradebenchError: any failure of a cell (unknown scorer/loss, bad config, ...).
     """
-    from gradebench.experiments.runs import load_run
-    from gradebench.experiments.train import train
-
     t0 = time.perf_counter()
     exp = load_experiment(experiment_yaml)
     results_dir, runs_dir = Path(results_dir), Path(runs_dir)
@@ -165,44 +168,100 @@ def sweep(
     cells: list[Cell] = []
     for c in plan:
         found = [(bench, rid, _existing(results_dir, bench, rid)) for bench, rid in c.targets]
-        scorer, run = c.scorer, None
-        if c.opts is not None and any(record is None for _, _, record in found):
-            # the run folder may hold a finished run (reused), an interrupted one (continued: a cell
-            # killed mid-training), or nothing (a cell whose run folder was deleted is trained again:
-            # same options, same fingerprint, same folder)
+        if all(record is not None for _, _, record in found):
             if progress is not None:
-                progress(len(cells), total, f"{c.label}: training")
-            try:
-                result = train(c.bench, c.entry.name, loss=None if c.loss is None else c.loss.name,
-                               config=c.entry.config, options=c.opts, out=c.run_dir, progress=None)
-            except RunInUse as busy:  # another sweep trains this cell right now: leave it to that one
-                for bench, rid, record in found:
-                    cells.append(c.row(bench, rid, record, "skipped") if record is not None else c.row(
-                        bench, rid, None, IN_USE, note=busy.message, pid=busy.pid))
-                if progress is not None:
-                    progress(len(cells), total, f"{c.label}: {busy.message}")
-                continue
-            scorer, run = load_run(result.run_dir)
-        for bench, rid, record in found:
-            if progress is not None:
-                progress(len(cells), total, c.label if bench is c.bench else f"{c.label} on {bench.name}")
-            status = "skipped"
-            if record is None:
-                record = evaluate_scorer(bench, scorer, split=exp.split, seed=c.seed, n_resamples=exp.n_resamples,
-                                         run=run, results_dir=results_dir, zero_shot=bench is not c.bench)
-                status = "evaluated"
-                if record.id != rid:  # pragma: no cover - the harness hashed differently than planned
-                    raise GradebenchError(
-                        f"cell {c.label} on {bench.name}: the record id {record.id[:12]} differs from the "
-                        f"planned {rid[:12]}",
-                        hint="gradebench.experiments.train's run fingerprint changed; report this as a bug",
-                    )
-            cells.append(c.row(bench, rid, record, status))
+                progress(len(cells), total, c.label)
+            cells.extend(c.row(bench, rid, record, "skipped") for bench, rid, record in found)
+            continue
+        try:
+            lock = _lock_cell(results_dir, c)
+        except Busy as busy:  # another sweep runs this cell right now: leave it to that one
+            who = "another process" if busy.pid is None else f"pid {busy.pid}"
+            _leave(cells, c, found, f"the cell is in use by {who}", busy.pid, progress, total)
+            continue
+        try:
+            # looked up again under the lock: the sweep that held it may have written them
+            found = [(bench, rid, _existing(results_dir, bench, rid)) for bench, rid in c.targets]
+            _run_cell(c, found, cells, exp, results_dir, progress, total)
+        finally:
+            lock.release()
+    _written_meanwhile(plan, cells, results_dir)
     if progress is not None:
         progress(total, total, "done")
     return SweepResult(experiment=exp.name, file=str(experiment_yaml), results_dir=str(results_dir),
                        runs_dir=str(runs_dir), split=exp.split, cells=cells,
                        seconds=round(time.perf_counter() - t0, 3))
+
+
+def _lock_cell(results_dir: Path, c: _PlannedCell) -> FileLock:
+    """The lock of cell ``c`` (beside its own record), held from before training until its records
+    are written.
+
+    Raises:
+        Busy: another live process holds it.
+    """
+    bench, rid = c.targets[0]
+    folder = record_dir(results_dir, bench.name)
+    folder.mkdir(parents=True, exist_ok=True)
+    return FileLock.acquire(folder / f".{rid}.lock")
+
+
+def _leave(cells: list[Cell], c: _PlannedCell, found: list[tuple[Benchmark, str, Any]], note: str,
+           pid: int | None, progress: ProgressFn | None, total: int) -> None:
+    """Rows for a cell another process runs: its records that exist are skipped, the others in use."""
+    for bench, rid, record in found:
+        cells.append(c.row(bench, rid, record, "skipped") if record is not None else c.row(
+            bench, rid, None, IN_USE, note=note, pid=pid))
+    if progress is not None:
+        progress(len(cells), total, f"{c.label}: {note}")
+
+
+def _written_meanwhile(plan: list[_PlannedCell], cells: list[Cell], results_dir: Path) -> None:
+    """Turn the rows left to another process into ``skipped`` where it has written their records
+    since (``cells`` holds each planned cell's rows in plan order)."""
+    rows = iter(range(len(cells)))
+    for c in plan:
+        for bench, rid in c.targets:
+            i = next(rows)
+            if cells[i].status == IN_USE and (record := _existing(results_dir, bench, rid)) is not None:
+                cells[i] = c.row(bench, rid, record, "skipped", note=f"written meanwhile ({cells[i].note})")
+
+
+def _run_cell(c: _PlannedCell, found: list[tuple[Benchmark, str, Any]], cells: list[Cell], exp: Experiment,
+              results_dir: Path, progress: ProgressFn | None, total: int) -> None:
+    """Train cell ``c`` if it trains (a finished run is reused) and write its missing records."""
+    from gradebench.experiments.runs import load_run
+    from gradebench.experiments.train import train
+
+    scorer, run = c.scorer, None
+    if c.opts is not None and any(record is None for _, _, record in found):
+        # the run folder may hold a finished run (reused), an interrupted one (continued: a cell
+        # killed mid-training), or nothing (a cell whose run folder was deleted is trained again:
+        # same options, same fingerprint, same folder)
+        if progress is not None:
+            progress(len(cells), total, f"{c.label}: training")
+        try:
+            result = train(c.bench, c.entry.name, loss=None if c.loss is None else c.loss.name,
+                           config=c.entry.config, options=c.opts, out=c.run_dir, progress=None)
+        except RunInUse as busy:  # another process (`gradebench train`) trains this run right now
+            _leave(cells, c, found, busy.message, busy.pid, progress, total)
+            return
+        scorer, run = load_run(result.run_dir)
+    for bench, rid, record in found:
+        if progress is not None:
+            progress(len(cells), total, c.label if bench is c.bench else f"{c.label} on {bench.name}")
+        status = "skipped"
+        if record is None:
+            record = evaluate_scorer(bench, scorer, split=exp.split, seed=c.seed, n_resamples=exp.n_resamples,
+                                     run=run, results_dir=results_dir, zero_shot=bench is not c.bench)
+            status = "evaluated"
+            if record.id != rid:  # pragma: no cover - the harness hashed differently than planned
+                raise GradebenchError(
+                    f"cell {c.label} on {bench.name}: the record id {record.id[:12]} differs from the "
+                    f"planned {rid[:12]}",
+                    hint="gradebench.experiments.train's run fingerprint changed; report this as a bug",
+                )
+        cells.append(c.row(bench, rid, record, status))
 
 
 @dataclass
