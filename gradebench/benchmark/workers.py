@@ -22,6 +22,10 @@ worker killed by a group SIGTERM while it waited for a task (inside the task pip
 that lock taken, which ``terminate()`` then waited on. Here nothing is shared: a worker that
 dies breaks only its own pipe, which this process sees (an error, never a hang).
 
+Parent death: a worker ends as soon as the building process is gone, even in the middle of a
+batch (its closed pipe is seen only between batches: after a ``kill -9`` of ``gradebench build``
+its workers lived on for up to 5 s; now they are gone within milliseconds): :func:`_die_with_parent`.
+
 Interruption: workers ignore SIGINT, so a Ctrl-C (sent by a terminal to the whole process
 group) is handled once, in the parent, whose exception ends the wait and kills the workers;
 a group SIGTERM ends the workers at its default action, without a traceback. A signal that
@@ -34,6 +38,7 @@ import gc
 import itertools
 import multiprocessing as mp
 import multiprocessing.connection as mp_connection
+import os
 import pickle
 import signal
 import sys
@@ -60,16 +65,77 @@ _POOL_SIGNALS = {signal.SIGINT, signal.SIGTERM}
 Batch = tuple[Sequence[Any], Sequence[str]]
 
 
+#: ``prctl`` option: the signal this process gets when its parent ends (linux/prctl.h)
+_PR_SET_PDEATHSIG = 1
+
+
 def _init_worker() -> None:
-    """Worker start-up: Ctrl-C is the parent's business, SIGTERM just ends us.
+    """Worker start-up: Ctrl-C is the parent's business, SIGTERM just ends us, and so does the end
+    of the process that started us (:func:`_die_with_parent`).
 
     The parent starts the workers with both signals blocked (:func:`_signals_blocked`), so none
     can reach a worker before these dispositions are set; unblocking delivers any pending.
     """
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    _die_with_parent()
     signal.pthread_sigmask(signal.SIG_UNBLOCK, _POOL_SIGNALS)
     use_system_memory_pool()
+
+
+def _die_with_parent() -> None:
+    """End this worker (by a signal: it holds nothing to clean up) as soon as the building process
+    is gone, even while it computes.
+
+    Multiprocessing's parent sentinel is the read end of a pipe whose write end only the building
+    process holds: it reads end-of-file the moment that process ends, however it ends. On Linux
+    the kernel acts on it without this process's help (the main thread may hold the GIL for a
+    while): the sentinel is put in ``O_ASYNC`` mode, so the writer's end sends this process
+    SIGIO, whose default action ends it; and a forked worker, whose parent is the building
+    process, also gets ``prctl(PR_SET_PDEATHSIG, SIGKILL)`` (the signal comes when the forking
+    *thread* ends: :func:`start_method` forks only a single-threaded process). Everywhere, a
+    daemon thread waits on the sentinel too (no polling): the portable way, and the one that
+    sees a building process that ended before the kernel was asked. A forkserver's child needs
+    the sentinel: its parent is the forkserver, which stays as long as any worker does (each
+    holds the forkserver's "alive" pipe). Outside a multiprocessing child (a test) nothing is done.
+    """
+    parent = mp.parent_process()
+    if parent is None:
+        return
+    if os.getppid() == parent.pid:
+        _set_parent_death_signal(signal.SIGKILL)
+    _signal_on_end_of_file(parent.sentinel)
+    threading.Thread(target=_watch_parent, args=(parent,), name="gradebench-parent-watch", daemon=True).start()
+
+
+def _signal_on_end_of_file(fd: Any) -> None:
+    """Linux: SIGIO (default action: end the process) when the pipe ``fd`` reads end-of-file."""
+    if not sys.platform.startswith("linux") or not isinstance(fd, int):
+        return
+    import fcntl
+
+    signal.signal(signal.SIGIO, signal.SIG_DFL)
+    fcntl.fcntl(fd, fcntl.F_SETOWN, os.getpid())
+    fcntl.fcntl(fd, fcntl.F_SETFL, fcntl.fcntl(fd, fcntl.F_GETFL) | os.O_ASYNC)
+
+
+def _set_parent_death_signal(sig: int) -> bool:
+    """``prctl(PR_SET_PDEATHSIG, sig)`` for this process; False where there is no such call."""
+    if not sys.platform.startswith("linux"):
+        return False
+    import ctypes
+
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        return libc.prctl(_PR_SET_PDEATHSIG, int(sig), 0, 0, 0) == 0
+    except (OSError, AttributeError):  # pragma: no cover - a libc without prctl
+        return False
+
+
+def _watch_parent(parent: Any) -> None:
+    """Wait for ``parent`` (a multiprocessing parent process) to end, then end this process."""
+    parent.join()
+    os.kill(os.getpid(), signal.SIGKILL)
 
 
 def use_system_memory_pool() -> None:
@@ -368,8 +434,6 @@ def background_call(fn: Any, *args: Any) -> Iterator[Any]:
     process) and killed if the block ends before ``wait()`` returned. Where no worker can be
     started (an unguarded script that runs threads, one CPU) ``wait()`` runs ``fn`` here.
     """
-    import os
-
     method = start_method()
     if method is None or (os.cpu_count() or 1) < 2:
         yield lambda: fn(*args)
