@@ -416,7 +416,7 @@ def file_names(rid: str) -> RecordFiles:
 
 
 #: names that moved to the store answer old imports from here (``gradebench._moved.MOVED_NAMES``)
-__getattr__ = moved_names(__name__, globals())
+__getattr__ = moved_names("gradebench.experiments.record", globals())  # also when run as __main__
 
 
 # -- schema --------------------------------------------------------------------------------

@@ -211,3 +211,13 @@ def test_old_record_function_paths_are_the_store_functions():
     assert out.stdout == "ok\n"
     with pytest.raises(AttributeError):
         R.no_such_name  # noqa: B018
+
+
+def test_the_schema_command_in_the_hint_works_as_printed(tmp_path):
+    """`python -m gradebench.experiments.record schemas` (the fix the out-of-date message gives) runs."""
+    from gradebench.experiments.record import render_schema_json
+
+    proc = subprocess.run([sys.executable, "-m", "gradebench.experiments.record", str(tmp_path)],
+                          capture_output=True, text=True, cwd=REPO, check=False)
+    assert proc.returncode == 0, proc.stderr
+    assert (tmp_path / "result-v1.json").read_text(encoding="utf-8") == render_schema_json()
