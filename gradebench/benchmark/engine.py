@@ -26,6 +26,7 @@ from gradebench.benchmark.manifest import cached_problem, file_digests, read_man
 from gradebench.benchmark.splits import resplit_of
 from gradebench.benchmark.summary import RowFeatures, summarize
 from gradebench.benchmark.workers import gc_paused, run_batches
+from gradebench.threads import available_cores
 from gradebench.benchmark.writer import BenchmarkWriter, final_dir, is_complete, staging, uninterrupted
 from gradebench.datasets import Builder, get_builder
 from gradebench.datasets.records import SourceFile
@@ -266,7 +267,8 @@ def build(
         resplit: ``(train, validation, test)`` percentages carved by query-id hash
             (overrides the recipe's ``resplit``).
         force: rebuild even if the fingerprint folder exists.
-        workers: worker processes (default: up to 2; the output never depends on it).
+        workers: worker processes (default: the cores this process may use,
+            :func:`gradebench.threads.available_cores`; the output never depends on it).
         progress: show a progress bar (default: when stderr is a TTY).
         validate: check the benchmark against its expectation suite before declaring it built
             (``gradebench validate``); a failing build is refused.
@@ -333,7 +335,7 @@ def build(
             path=source if source is not None else None,
             hint="check the source and the recipe's labels/filters; a benchmark needs at least one graded list",
         )
-    n_workers = workers if workers is not None else min(2, os.cpu_count() or 1)
+    n_workers = workers if workers is not None else available_cores()
     feats: dict[str, list[RowFeatures]] = {}
     counts: dict[str, Counter] = {}
     writer: BenchmarkWriter | None = None

@@ -39,6 +39,9 @@ def build(
                      "importers), e.g. --map premise=sentence1,label=gold",
                      show_default="the recipe's columns"),
     ] = None,
+    workers: Annotated[Optional[int], typer.Option(
+        "--workers", min=1, metavar="N", help="worker processes (the output never depends on it)",
+        show_default="the cores this process may use")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="print the result as JSON")] = False,
     timings: Annotated[bool, typer.Option("--timings", help="report wall seconds per build phase "
                                           "(with --json: a 'timings' key)")] = False,
@@ -49,6 +52,7 @@ def build(
     from gradebench.recipes.loader import load_recipe, with_overrides
 
     use_system_memory_pool()
+    _check_workers(workers)
 
     mode = validity_option(validity, no_validity)
     r = load_recipe(recipe)
@@ -64,6 +68,7 @@ def build(
         progress=None if not as_json else False,
         validate=validate,
         validity=mode,
+        workers=workers,
     )
     from gradebench.experiments.validity import warning_lines
 
@@ -252,3 +257,11 @@ def validate(
         raise typer.Exit(1)
 
 
+def _check_workers(workers: int | None) -> None:
+    """One warning line when ``--workers`` asks for more processes than this process has cores."""
+    from gradebench.threads import available_cores
+
+    cores = available_cores()
+    if workers is not None and workers > cores:
+        sys.stderr.write(f"gradebench: warning: --workers {workers} is more than the {cores} cores this "
+                         f"process may use; the workers will share them\n")
