@@ -22,7 +22,6 @@ folder names a class.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -56,13 +55,10 @@ HINT = ("set tokenizer_class in {file} to the class the model was trained with (
 
 
 def _read(path: Path) -> Any:
-    if not path.is_file():
-        return None
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (ValueError, UnicodeDecodeError) as e:
-        raise InvalidArgumentError(f"{path.name} is not valid JSON ({e})", path=path,
-                                   hint="the model folder is damaged: download or save it again") from None
+    """A JSON file of the model folder (None when absent; a broken one is a one-line error)."""
+    from gradebench.scorers.adapters.model_files import read_json  # imported here: the adapters import us
+
+    return read_json(path)
 
 
 def tokenizer_folders(path: Path) -> list[Path]:
