@@ -93,7 +93,7 @@ def scoring_stages(scorer: Any, q: list[str], c: list[str], repeat: int) -> dict
     """Seconds of each stage of one pass of the ``cross-encoder`` scorer (see the module docstring)."""
     import torch
 
-    from gradebench.scorers._ce_infer import DeviceTokens, cut_batches, encode_pairs
+    from gradebench.training.tokens import DeviceTokens, cut_batches, encode_pairs
 
     model = scorer.model
     device = str(model.device)

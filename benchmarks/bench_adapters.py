@@ -222,7 +222,8 @@ def main() -> None:
     from sentence_transformers import CrossEncoder, SentenceTransformer
     from sentence_transformers.util import batch_to_device
 
-    from gradebench.scorers._ce_infer import encode_pairs, to_device
+    from gradebench.scorers._ce_infer import to_device
+    from gradebench.training.tokens import encode_pairs
     from gradebench.scorers.adapters import make_model_scorer
     from gradebench.scorers.adapters.runner import plan_batches
 

@@ -90,7 +90,8 @@ def bench_inference(splits: dict, *, batch: int, repeat: int, max_pairs: int) ->
     import torch
 
     from gradebench.scorers import make_scorer
-    from gradebench.scorers._ce_infer import encode_pairs, iter_batches, to_device
+    from gradebench.scorers._ce_infer import iter_batches, to_device
+    from gradebench.training.tokens import encode_pairs
 
     q, c = [], []
     for lists in splits.values():

@@ -97,7 +97,7 @@ def bench_scoring(args: argparse.Namespace, ce_dir: Path, minilm: Path, q: list[
     from transformers import AutoModelForSequenceClassification
 
     from gradebench.scorers import make_scorer
-    from gradebench.scorers._ce_infer import encode_pairs, encode_single
+    from gradebench.training.tokens import encode_pairs, encode_single
     from gradebench.scorers.adapters import make_model_scorer
     from gradebench.scorers.adapters.runner import plan_batches
 
@@ -165,7 +165,7 @@ def bench_scoring(args: argparse.Namespace, ce_dir: Path, minilm: Path, q: list[
           + ", ".join(f"{k} {v / n * 1e6:.2f}" for k, v in stages.items()))
     out["cross_encoder_stages_us_per_pair"] = {k: round(v / n * 1e6, 4) for k, v in stages.items()}
     first = time.perf_counter()
-    from gradebench.scorers._ce_infer import clear_cache
+    from gradebench.training.tokens import clear_cache
     clear_cache()
     scorer.score_pairs(q, c)
     T.sync(dev)

@@ -60,7 +60,7 @@ def main() -> None:
 
     from gradebench.benchmark.lists import open_benchmark
     from gradebench.scorers import make_scorer
-    from gradebench.scorers._ce_infer import clear_cache, encode_pairs
+    from gradebench.training.tokens import clear_cache, encode_pairs
     from gradebench.scorers.adapters import make_model_scorer
 
     torch.set_num_threads(args.threads)

@@ -165,7 +165,7 @@ def evaluate_scorer(
         benchmark={"name": bench.name, "fingerprint": bench.fingerprint, "path": str(Path(bench.path).resolve()),
                    "split": split, "n_queries": lists.n_queries, "n_candidates": lists.n_candidates, "tiers": tiers},
         split=split,
-        scorer={**desc, "inference": _inference_info(scorer)},
+        scorer={**desc, "inference": scorer.inference_info()},
         loss={"name": None if run is None else run.loss,
               "params": {} if run is None else dict(run.loss_params or {})},
         run=None if run is None else _run_ref(run),
@@ -311,9 +311,3 @@ def per_query_table(rid: str, lists: Lists, result: Any, specs: list,
         "metric": pa.array(np.repeat(labels, n).tolist(), pa.string()).dictionary_encode(),
         "value": pa.array(values, pa.float64(), mask=mask),
     })
-
-
-def _inference_info(scorer: Scorer) -> dict[str, Any] | None:
-    """How the scorer cut its inference batches, where it says (``scorer.inference`` of the record)."""
-    info = getattr(scorer, "inference_info", None)
-    return info() if callable(info) else None

@@ -19,19 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from gradebench.training.tokens import (  # noqa: F401 - re-exported for the scorers and adapters
-    MAX_BATCH_ROWS,
-    MAX_BATCH_TOKENS,
-    DeviceTokens,
-    EncodedPairs,
-    clear_cache,
-    cut_batches,
-    encode_pairs,
-    encode_single,
-    flat_encoding,
-    token_budget,
-    tokenizer_digest,
-)
+from gradebench.training.tokens import EncodedPairs, cut_batches
 
 
 def iter_batches(encoded: EncodedPairs, *, batch_size: int, bucket: bool,

@@ -156,6 +156,12 @@ class Scorer(ABC):
         return {"name": self.name, "version": self.version, "kind": self.kind,
                 "config": self.config.model_dump(mode="json")}
 
+    def inference_info(self) -> dict[str, Any] | None:
+        """How inference batches were cut where that is not the config's (the record's
+        ``scorer.inference``); None unless a scorer says otherwise. Not part of :meth:`describe`, so
+        it changes neither a run's fingerprint nor a record's id."""
+        return None
+
 
 def check_scores(scores: Any, lists: Lists, *, who: str) -> np.ndarray:
     """Validate a scorer's output: shape ``[n_queries, list_size]``, finite at real candidates."""

@@ -132,7 +132,8 @@ class CrossEncoderScorer(Scorer):
 
     def score_pairs(self, queries: list[str], candidates: list[str]) -> np.ndarray:
         """``[n]`` float64 raw logits of ``n`` (query, candidate) pairs, in input order."""
-        from gradebench.scorers._ce_infer import encode_pairs, predict_logits
+        from gradebench.scorers._ce_infer import predict_logits
+        from gradebench.training.tokens import encode_pairs
 
         if len(queries) != len(candidates):
             raise InvalidArgumentError(f"{len(queries)} queries but {len(candidates)} candidates")
@@ -145,7 +146,7 @@ class CrossEncoderScorer(Scorer):
         """The token budget of an inference batch: None (``batch_size`` pairs) unless the model is on
         CUDA and ``batch_size`` was left at its default, where batches fill the device
         (:func:`gradebench.scorers._ce_infer.token_budget`)."""
-        from gradebench.scorers._ce_infer import token_budget
+        from gradebench.training.tokens import token_budget
 
         if "batch_size" in self.config.model_fields_set:
             return None
@@ -214,10 +215,8 @@ class CrossEncoderScorer(Scorer):
         return out
 
     def inference_info(self) -> dict[str, Any] | None:
-        """How inference batches are cut where that is not ``config.batch_size`` (the record's
-        ``scorer.inference``): on CUDA with ``batch_size`` unset, ``{"batching": "tokens",
-        "max_batch_tokens": N}``; None otherwise, or while no model is loaded. Not part of
-        :meth:`describe`, so it changes neither a run's fingerprint nor a record's id."""
+        """On CUDA with ``batch_size`` unset, ``{"batching": "tokens", "max_batch_tokens": N}``;
+        None otherwise, or while no model is loaded (see :meth:`Scorer.inference_info`)."""
         if self._model is None or self._model.device.type != "cuda":
             return None
         budget = self.max_batch_tokens()

@@ -159,65 +159,66 @@ class GradebenchLoss(nn.Module):
         if size >= n and (self.max_tokens is None or n * int(lengths.max(initial=1)) <= self.max_tokens):
             return [np.arange(n)]  # one pass, in the batch's own order
         order = np.argsort(-lengths, kind="stable")
-        return cut_batches(order, np.asarray(lengths), batch_size=size, max_tokens=self.max_tokens)
+        return cut_batches(order, lengths, batch_size=size, max_tokens=self.max_tokens)
 
     def _logits(self, pairs: Sequence[tuple[str, str]], *, prompt: str | None, task: str | None) -> Tensor:
         """``[n_pairs]`` model outputs, in the order of ``pairs``."""
+        import numpy as np
         from sentence_transformers.util import batch_to_device
 
-        device = self.model.device
         n = len(pairs)
         if n == 0:
-            return torch.zeros(0, device=device)
+            return torch.zeros(0, device=self.model.device)
         if self._encoded is not None and prompt is None:
             rows = [self._index.get(p) for p in pairs]
             if None not in rows:
-                return self._encoded_logits(rows)
+                return self._encoded_logits(np.asarray(rows, dtype=np.int64))
         tokens = self.model.preprocess(list(pairs), prompt=prompt, task=task)
-        size = n if self.mini_batch_size is None else self.mini_batch_size
-        if size >= n or "attention_mask" not in tokens:
-            return self.model(batch_to_device(tokens, device))["scores"].reshape(-1)
+        if "attention_mask" not in tokens:
+            return self.model(batch_to_device(tokens, self.model.device))["scores"].reshape(-1)
         lengths = tokens["attention_mask"].sum(dim=1)
-        order = torch.argsort(-lengths, stable=True)
+        chunks = self._chunks(lengths.numpy(), n if self.mini_batch_size is None else self.mini_batch_size)
+        if len(chunks) == 1:  # one pass over the tokenizer's own batch
+            return self.model(batch_to_device(tokens, self.model.device))["scores"].reshape(-1)
         right_padded = getattr(self.model.tokenizer, "padding_side", "right") == "right"
-        parts = []
-        for start in range(0, n, size):
-            rows = order[start:start + size]
+
+        def features(chunk: Any) -> dict[str, Any]:
+            rows = torch.from_numpy(chunk)
             width = int(lengths[rows].max())
-            chunk = {}
+            out = {}
             for key, value in tokens.items():
                 if isinstance(value, Tensor) and value.ndim >= 1 and value.shape[0] == n:
                     value = value[rows]
                     if right_padded and key in _TOKEN_KEYS and value.ndim == 2:
                         value = value[:, :width]
-                chunk[key] = value
-            parts.append(self.model(batch_to_device(chunk, device))["scores"].reshape(-1))
-        out = torch.empty(n, dtype=parts[0].dtype, device=parts[0].device)
-        return out.index_copy(0, order.to(out.device), torch.cat(parts))
+                out[key] = value
+            return batch_to_device(out, self.model.device)
 
-    def _encoded_logits(self, rows: list[int]) -> Tensor:
+        return self._forward_chunks(chunks, [features(chunk) for chunk in chunks])
+
+    def _encoded_logits(self, rows: Any) -> Tensor:
         """``[len(rows)]`` model outputs of pre-tokenized pairs (rows of the encoding), in that order."""
         import numpy as np
 
-        enc = self._encoded
-        device = self.model.device
-        tokens = enc.on_device(device)
-        rows_np = np.asarray(rows, dtype=np.int64)
-        n = len(rows_np)
-        size = n if self.mini_batch_size is None else self.mini_batch_size
-        chunks = self._chunks(enc.lengths[rows_np], size)
-        order = np.concatenate(chunks)
-        index = tokens.index(rows_np[order])  # one copy of the batch's rows, in forward order
-        parts, start = [], 0
+        tokens = self._encoded.on_device(self.model.device)
+        n = len(rows)
+        chunks = self._chunks(self._encoded.lengths[rows], n if self.mini_batch_size is None else self.mini_batch_size)
+        index = tokens.index(rows[np.concatenate(chunks)])  # one copy of the batch's rows, in forward order
+        feats, start = [], 0
         for chunk in chunks:
-            features = tokens.batch(rows_np[chunk], index[start:start + len(chunk)])
+            feats.append({**tokens.batch(rows[chunk], index[start:start + len(chunk)]), "modality": "text"})
             start += len(chunk)
-            features["modality"] = "text"
-            parts.append(self.model(features)["scores"].reshape(-1))
-        flat = torch.cat(parts)
-        if len(chunks) == 1 and np.array_equal(order, np.arange(n)):
+        return self._forward_chunks(chunks, feats)
+
+    def _forward_chunks(self, chunks: list[Any], features: list[dict[str, Any]]) -> Tensor:
+        """The model's outputs on each chunk's features, put back in the rows' order."""
+        import numpy as np
+
+        flat = torch.cat([self.model(f)["scores"].reshape(-1) for f in features])
+        order = np.concatenate(chunks)
+        if np.array_equal(order, np.arange(len(order))):
             return flat
-        out = torch.empty(n, dtype=flat.dtype, device=flat.device)
+        out = torch.empty(len(order), dtype=flat.dtype, device=flat.device)
         return out.index_copy(0, torch.from_numpy(order).to(flat.device, non_blocking=True), flat)
 
     def get_config_dict(self) -> dict[str, Any]:

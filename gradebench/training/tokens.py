@@ -229,8 +229,7 @@ def _encode_pairs(tokenizer: Any, queries: Sequence[str], candidates: Sequence[s
                   want_types: bool) -> EncodedPairs:
     pad_id = int(tokenizer.pad_token_id)
     if not len(queries):
-        empty = np.zeros(0, dtype=np.int64)
-        return EncodedPairs(empty, None, empty.copy(), empty.copy(), pad_id)
+        return flat_encoding([], None, pad_id)
     backend = getattr(tokenizer, "backend_tokenizer", None)
     if backend is not None and hasattr(backend, "encode_batch_fast"):
         ids, types = _encode_rust_pairs(backend, queries, candidates, max_length=max_length, want_types=want_types)
@@ -252,8 +251,7 @@ def encode_single(tokenizer: Any, texts: Sequence[str], *, max_length: int, cach
     def make() -> EncodedPairs:
         pad_id = int(tokenizer.pad_token_id)
         if not len(texts):
-            empty = np.zeros(0, dtype=np.int64)
-            return EncodedPairs(empty, None, empty.copy(), empty.copy(), pad_id)
+            return flat_encoding([], None, pad_id)
         backend = getattr(tokenizer, "backend_tokenizer", None)
         if backend is not None and hasattr(backend, "encode_batch_fast"):
             ids, types = _encode_rust(backend, list(texts), max_length=max_length, want_types=want_types)

@@ -125,7 +125,7 @@ def test_bucketed_equals_unbucketed_and_one_by_one(tiny_bert, demo_lists):
 
 
 def test_encoding_is_the_pair_encoding_used_in_training(tiny_bert, demo_lists):
-    from gradebench.scorers._ce_infer import encode_pairs
+    from gradebench.training.tokens import encode_pairs
 
     s = scorer(tiny_bert, max_length=24)
     q, c = demo_lists["train"].head(3).pairs()

@@ -221,7 +221,7 @@ class ModelScorer(Scorer):
         """On CUDA with ``batch_size`` left at its default: the token budget batches are cut by."""
         if not self.token_batching or "batch_size" in self.config.model_fields_set:
             return None
-        from gradebench.scorers._ce_infer import token_budget
+        from gradebench.training.tokens import token_budget
 
         return token_budget(self.folder.config, self.device)
 

@@ -80,7 +80,7 @@ class CrossEncoderAdapter(ModelScorer):
 
     def _score_pairs(self, queries: list[str], candidates: list[str], keys: list[str], *,
                      batch_size: int) -> np.ndarray:
-        from gradebench.scorers._ce_infer import encode_pairs
+        from gradebench.training.tokens import encode_pairs
 
         model = self.model
         encoded = encode_pairs(model.tokenizer, queries, candidates, max_length=self.options()["max_length"])

@@ -34,7 +34,7 @@ from typing import Any
 
 import numpy as np
 
-from gradebench.scorers._ce_infer import EncodedPairs, cut_batches
+from gradebench.training.tokens import EncodedPairs, cut_batches
 
 __all__ = ["GATHER_BACKEND", "EncodedPairs", "distributed", "encode_texts", "left_padded", "pick_device", "plan_batches",
            "run_plan", "seeded_order"]

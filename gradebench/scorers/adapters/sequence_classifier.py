@@ -119,7 +119,7 @@ class SequenceClassifierScorer(ModelScorer):
 
     def _score_pairs(self, queries: list[str], candidates: list[str], keys: list[str], *,
                      batch_size: int) -> np.ndarray:
-        from gradebench.scorers._ce_infer import encode_pairs
+        from gradebench.training.tokens import encode_pairs
 
         model, tokenizer = self.model
         first, second = (queries, candidates) if self.config.pair_order == "query-candidate" else (candidates, queries)
