@@ -166,7 +166,7 @@ def _split_pack(table: Any, sets: list[list[str]]) -> dict[str, RecordValues]:
     mset = numbers(table.column("metric_set").combine_chunks(), np.int64)
     cols = {name: numbers(table.column(name).combine_chunks(), np.float64) for name in table.column_names
             if name not in _ID_COLUMNS}
-    nulls = {name: np.asarray(table.column(name).is_null().to_pylist(), dtype=bool) for name in cols}
+    nulls = {name: table.column(name).is_null().to_numpy(zero_copy_only=False).astype(bool) for name in cols}
     starts = np.flatnonzero(np.r_[True, rid_codes[1:] != rid_codes[:-1]]) if rid_codes.size else np.zeros(0, int)
     ends = np.r_[starts[1:], rid_codes.size]
     out: dict[str, RecordValues] = {}
