@@ -155,6 +155,8 @@ def read_pack(folder: str | Path) -> dict[str, RecordValues]:
 
 def _split_pack(table: Any, sets: list[list[str]]) -> dict[str, RecordValues]:
     import numpy as np
+    import pyarrow as pa
+    import pyarrow.compute as pc
 
     rid = table.column("record_id").combine_chunks()
     rid_codes = numbers(rid.indices, np.int64) if hasattr(rid, "indices") else np.zeros(0, np.int64)
@@ -166,7 +168,8 @@ def _split_pack(table: Any, sets: list[list[str]]) -> dict[str, RecordValues]:
     mset = numbers(table.column("metric_set").combine_chunks(), np.int64)
     cols = {name: numbers(table.column(name).combine_chunks(), np.float64) for name in table.column_names
             if name not in _ID_COLUMNS}
-    nulls = {name: table.column(name).is_null().to_numpy(zero_copy_only=False).astype(bool) for name in cols}
+    nulls = {name: numbers(pc.cast(table.column(name).combine_chunks().is_null(), pa.uint8()), np.uint8).astype(bool)
+             for name in cols}  # read from the buffer: to_numpy would import pandas
     starts = np.flatnonzero(np.r_[True, rid_codes[1:] != rid_codes[:-1]]) if rid_codes.size else np.zeros(0, int)
     ends = np.r_[starts[1:], rid_codes.size]
     out: dict[str, RecordValues] = {}
