@@ -31,6 +31,22 @@ def test_the_plan_is_seeded_by_content():
         assert bucketed[lengths[bucketed] == length].tolist() == seeded[lengths[seeded] == length].tolist()
 
 
+def test_a_remembered_order_is_the_computed_one_and_cannot_be_changed_through_a_caller(monkeypatch):
+    import gradebench.scorers.adapters.runner as runner
+
+    keys = [f"text {i}" for i in range(50)]
+    monkeypatch.setattr(runner, "_ORDERS", {})
+    first = seeded_order(keys, seed=3)
+    first[:] = 0  # a caller scribbling on its copy
+    again = seeded_order(keys, seed=3)
+    runner._ORDERS.clear()
+    assert again.tolist() == seeded_order(keys, seed=3).tolist()
+    assert sorted(again.tolist()) == list(range(50))
+    assert seeded_order(keys, seed=4).tolist() != again.tolist()  # the seed is part of the key
+    reversed_keys = keys[::-1]  # other keys: their own order, not the remembered one
+    assert seeded_order(reversed_keys, seed=3).tolist() == [49 - i for i in again.tolist()]
+
+
 def test_run_plan_puts_values_back_in_item_order():
     batches = plan_batches([str(i) for i in range(10)], np.arange(10), seed=0, batch_size=3, bucket=True)
     out = run_plan(batches, lambda rows: rows.astype(float) * 2, 10)

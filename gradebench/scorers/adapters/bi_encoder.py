@@ -21,7 +21,7 @@ import numpy as np
 from gradebench.scorers import register_scorer
 from gradebench.training.tokens import encode_single
 from gradebench.scorers.adapters.base import ModelConfig, ModelScorer, load_error
-from gradebench.scorers.adapters.runner import plan_batches, run_plan
+from gradebench.scorers.adapters.runner import distributed, plan_batches, run_plan
 
 
 class BiEncoderConfig(ModelConfig):
@@ -67,6 +67,11 @@ class BiEncoderScorer(ModelScorer):
         device; a model whose first module is not a plain text ``Transformer`` goes through its
         own ``preprocess`` per batch. The embeddings stay on the device until the last batch.
         """
+        batches, forward = self._plan(texts, batch_size=batch_size)
+        return run_plan(batches, forward, len(texts), device_type=self.device_type)
+
+    def _plan(self, texts: list[str], *, batch_size: int) -> tuple[list[np.ndarray], Any]:
+        """The seeded batches of ``texts`` and the function embedding one batch (on the device)."""
         import torch
         from sentence_transformers.util import batch_to_device
 
@@ -92,7 +97,7 @@ class BiEncoderScorer(ModelScorer):
                     features = batch_to_device(model.preprocess([texts[i] for i in rows]), model.device)
                 return model(features)["sentence_embedding"].float()
 
-        return run_plan(batches, forward, len(texts), device_type=self.device_type)
+        return batches, forward
 
     def _score_pairs(self, queries: list[str], candidates: list[str], keys: list[str], *,
                      batch_size: int) -> np.ndarray:
@@ -100,12 +105,43 @@ class BiEncoderScorer(ModelScorer):
         c = [self.config.candidate_prompt + t for t in candidates]
         texts = sorted(set(q) | set(c))
         where = {t: i for i, t in enumerate(texts)}
-        emb = self.embed(texts, batch_size=batch_size).astype(np.float64)
-        norms = np.linalg.norm(emb, axis=1)
-        emb = emb / np.where(norms > 0, norms, 1.0)[:, None]
         qi = np.fromiter((where[t] for t in q), dtype=np.int64, count=len(q))
         ci = np.fromiter((where[t] for t in c), dtype=np.int64, count=len(c))
-        return np.einsum("ij,ij->i", emb[qi], emb[ci])
+        if distributed()[1] > 1:  # shards gather host arrays (runner's module docstring), then as one process
+            import torch
+
+            emb = torch.from_numpy(self.embed(texts, batch_size=batch_size)).to(self.model.device)
+        else:
+            emb = _embeddings_on_device(*self._plan(texts, batch_size=batch_size), len(texts))
+        return _cosines(emb, qi, ci)
+
+
+def _embeddings_on_device(batches: list[np.ndarray], forward: Any, n: int) -> Any:
+    """``[n, dim]`` float32 embeddings in item order, left on the device."""
+    import torch
+
+    if not batches:
+        return torch.zeros((0, 0))
+    parts = [forward(rows) for rows in batches]
+    order = torch.from_numpy(np.concatenate(batches)).to(parts[0].device)
+    emb = torch.empty((n, parts[0].shape[1]), dtype=parts[0].dtype, device=parts[0].device)
+    emb[order] = torch.cat(parts)
+    return emb
+
+
+def _cosines(emb: Any, qi: np.ndarray, ci: np.ndarray) -> np.ndarray:
+    """The cosines (float64) of pairs ``(qi, ci)`` of embeddings ``emb``, computed where they are:
+    only the scores cross to the host, in one copy, instead of every embedding."""
+    import torch
+
+    if not len(qi):
+        return np.zeros(0, dtype=np.float64)
+    emb = emb.double()
+    norms = torch.linalg.vector_norm(emb, dim=1)
+    emb = emb / torch.where(norms > 0, norms, torch.ones_like(norms))[:, None]
+    a = emb[torch.from_numpy(qi).to(emb.device)]
+    b = emb[torch.from_numpy(ci).to(emb.device)]
+    return (a * b).sum(dim=1).cpu().numpy()
 
 
 def _plain_text_module(model: Any) -> bool:
