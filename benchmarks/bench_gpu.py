@@ -295,8 +295,9 @@ def bench_eval_run(args: argparse.Namespace, minilm: Path, work: Path) -> dict:
     record = json.loads(proc.stdout)
     timing = record["timings"]
     n = record["benchmark"]["n_candidates"]
-    print(f"\ngradebench eval --run (a fresh process; {n} candidates): {wall:.2f} s wall; scoring_s "
-          f"{timing['scoring_s']:.3f} = {n / timing['scoring_s']:.0f} candidates/s, total_s {timing['total_s']:.2f}")
+    print(f"\ngradebench eval --run (a fresh process; {n} candidates): {wall:.2f} s wall; load_s "
+          f"{timing.get('load_s') or 0:.3f} (the model onto the device), scoring_s {timing['scoring_s']:.3f} = "
+          f"{n / timing['scoring_s']:.0f} candidates/s, total_s {timing['total_s']:.2f}")
     return {"wall_s": round(wall, 3), "n_candidates": n, "timings": timing,
             "scorer_inference": record["scorer"].get("inference"),
             "environment": {k: record["environment"].get(k) for k in ("torch_device", "torch", "torch_threads")}}

@@ -137,6 +137,9 @@ def evaluate_scorer(
     desc = scorer.describe()
     step(f"scoring {lists.n_candidates} candidates with {desc['name']}")
     t0 = time.perf_counter()
+    scorer.prepare()  # the model's loading (and a device's start-up) is not scoring time
+    load_s = time.perf_counter() - t0
+    t0 = time.perf_counter()
     scores = check_scores(scorer.score(lists), lists, who=desc["name"])
     scoring_s = time.perf_counter() - t0
 
@@ -177,6 +180,7 @@ def evaluate_scorer(
                    "unit": "query", "corpus_method": S.CORPUS_METHOD},
         separation=separation,
         timings={
+            "load_s": round(load_s, 6),
             "scoring_s": round(scoring_s, 6),
             "candidates_per_s": json_float(round(lists.n_candidates / scoring_s, 3)) if scoring_s > 0 else None,
             "metrics_s": round(metrics_s, 6), "bootstrap_s": round(bootstrap_s, 6),

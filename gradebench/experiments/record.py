@@ -206,6 +206,8 @@ class Separation(_Model):
 
 
 class Timings(_Model):
+    #: loading the scorer's model onto its device before scoring (records written before it: null)
+    load_s: float | None = None
     scoring_s: float
     candidates_per_s: float | None
     metrics_s: float

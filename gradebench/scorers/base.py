@@ -138,6 +138,11 @@ class Scorer(ABC):
         return []
 
     # -- inference -------------------------------------------------------------------------
+    def prepare(self) -> None:
+        """Load what scoring needs (a model's weights, onto its device) before the first
+        :meth:`score`, so that the time of scoring is scoring (the record's ``timings.load_s``
+        holds the rest). Nothing for scorers with nothing to load."""
+
     @abstractmethod
     def score(self, lists: Lists) -> np.ndarray:
         """``[n_queries, list_size]`` float64 scores (higher = better; padding ignored)."""

@@ -120,6 +120,10 @@ class CrossEncoderScorer(Scorer):
                                       device=pick_device(c.device), seed=self.seed)
         return self._model
 
+    def prepare(self) -> None:
+        """Build the model on its device (see :meth:`gradebench.scorers.base.Scorer.prepare`)."""
+        self.model  # noqa: B018
+
     def _amp_dtype(self) -> Any:
         from gradebench.scorers._ce_model import autocast_dtype, resolve_precision
 

@@ -285,6 +285,10 @@ class ModelScorer(Scorer):
                 self._model = self._load()
         return self._model
 
+    def prepare(self) -> None:
+        """Load the model (see :meth:`gradebench.scorers.base.Scorer.prepare`)."""
+        self.model  # noqa: B018
+
     @abstractmethod
     def _load(self) -> Any:
         """Load the model on :attr:`device` in :attr:`dtype` (errors: :func:`load_error`)."""
