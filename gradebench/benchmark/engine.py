@@ -254,6 +254,8 @@ def build(
     workers: int | None = None,
     progress: bool | None = None,
     validate: bool = True,
+    engine: str = "local",
+    ray_address: str | None = None,
     alongside: Callable[[Path, dict[str, Any]], AbstractContextManager[Callable[[], dict[str, Any]]]] | None = None,
 ) -> BuildResult:
     """Build a graded benchmark.
@@ -270,6 +272,11 @@ def build(
         workers: worker processes (default: the cores this process may use,
             :func:`gradebench.threads.available_cores`; the output never depends on it).
         progress: show a progress bar (default: when stderr is a TTY).
+        engine: where the batches' lists are made: ``local`` (worker processes on this machine)
+            or ``ray`` (Ray tasks: :mod:`gradebench.benchmark.ray_engine`); the same files
+            either way.
+        ray_address: the Ray cluster to use with ``engine="ray"`` (default: ``RAY_ADDRESS``,
+            else a local instance with ``workers`` CPUs).
         validate: check the benchmark against its expectation suite before declaring it built
             (``gradebench validate``); a failing build is refused.
         alongside: work on the written data that runs while it is validated (the validity
@@ -293,6 +300,9 @@ def build(
         source=source, out=out, limit=limit, resplit=resplit, force=force, workers=workers, progress=progress,
         validate=validate,
     )
+    from gradebench.benchmark.ray_engine import check_engine
+
+    check_engine(engine, ray_address)
     if not isinstance(recipe, (str, os.PathLike, Recipe)):
         raise InvalidArgumentError(f"recipe must be a name, a path or a Recipe, got {type(recipe).__name__}",
                                    hint="e.g. build('esnli')")
@@ -350,7 +360,13 @@ def build(
             task = bar.add_task("build", total=len(units)) if bar else None
             batches = _batches(units, out_splits)
             # closing(): on an exception the pool is stopped now, not when the traceback is freed
-            with closing(run_batches(builder_cls.name, r.model_dump_json(), batches, n_workers)) as results:
+            if engine == "ray":
+                from gradebench.benchmark.ray_engine import ray_batches
+
+                running = ray_batches(builder_cls.name, r.model_dump_json(), batches, n_workers, address=ray_address)
+            else:
+                running = run_batches(builder_cls.name, r.model_dump_json(), batches, n_workers)
+            with closing(running) as results:
                 for result, seconds in results:
                     for name, s in seconds.items():
                         timer.add(name, s)

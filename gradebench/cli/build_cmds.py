@@ -42,6 +42,12 @@ def build(
     workers: Annotated[Optional[int], typer.Option(
         "--workers", min=1, metavar="N", help="worker processes (the output never depends on it)",
         show_default="the cores this process may use")] = None,
+    engine: Annotated[str, typer.Option(
+        "--engine", metavar="local|ray", help="where lists are made: worker processes here, or Ray tasks "
+        "(pip install 'gradebench[ray]'); the same files either way")] = "local",
+    ray_address: Annotated[Optional[str], typer.Option(
+        "--ray-address", metavar="ADDR", help="the Ray cluster of --engine ray",
+        show_default="RAY_ADDRESS, else a local instance")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="print the result as JSON")] = False,
     timings: Annotated[bool, typer.Option("--timings", help="report wall seconds per build phase "
                                           "(with --json: a 'timings' key)")] = False,
@@ -69,6 +75,8 @@ def build(
         validate=validate,
         validity=mode,
         workers=workers,
+        engine=engine,
+        ray_address=ray_address,
     )
     from gradebench.experiments.validity import warning_lines
 

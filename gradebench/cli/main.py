@@ -106,6 +106,10 @@ def main(argv: list[str] | None = None) -> int:
                     traceback.print_exc()
                 if received and isinstance(e, Exception):  # the signal's exception, wrapped by an extension
                     raise Interrupted(received[-1]) from e
+                if received and isinstance(e, KeyboardInterrupt) and not isinstance(e, Interrupted):
+                    # another thread's interrupt_main() (Ray's, when the signal has stopped its
+                    # processes) came first: the signal that was received is what ended the run
+                    raise Interrupted(received[-1]) from e
                 raise
     except (typer.Exit, SystemExit) as e:
         code = getattr(e, "exit_code", getattr(e, "code", 0))

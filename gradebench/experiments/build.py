@@ -35,6 +35,8 @@ def build(
     progress: bool | None = None,
     validate: bool = True,
     validity: bool | str = True,
+    engine: str = "local",
+    ray_address: str | None = None,
 ) -> BuildResult:
     """Build a graded benchmark and measure how far shortcuts get on it.
 
@@ -47,15 +49,15 @@ def build(
     Returns:
         :class:`~gradebench.benchmark.engine.BuildResult`, with ``validity`` set when asked for.
     """
-    from gradebench.benchmark import engine
+    from gradebench.benchmark import engine as build_engine
     from gradebench.experiments.validity import is_stale
 
     mode = validity_mode(validity)
     # with validation on, the figures are measured while the data is validated (their slowest
     # piece in a worker process), before the folder is finished; else after, as for a cached folder
-    result = engine.build(
+    result = build_engine.build(
         recipe, source=source, out=out, limit=limit, resplit=resplit, force=force, workers=workers,
-        progress=progress, validate=validate,
+        progress=progress, validate=validate, engine=engine, ray_address=ray_address,
         alongside=None if mode is None else lambda folder, manifest: _measuring(folder, manifest, mode),
     )
     if mode is not None and is_stale(result.validity, mode):
