@@ -16,7 +16,15 @@ LEADERBOARD_FORMATS = ("text", "md", "html", "json")
 #: ``gradebench sweep``'s exit status when a cell was left to another process holding its run folder
 SWEEP_IN_USE_EXIT = 3
 _results_dir = typer.Option("--results-dir", help="root of the result records (the project's committed ones: "
-                            f"{COMMITTED_RESULTS_DIR})")
+                            f"{COMMITTED_RESULTS_DIR}); leaderboard and query also read a folder of "
+                            "publish-results or its Hub id (ORG/NAME) from the local cache")
+
+
+def _resolve(results_dir: Path) -> Path:
+    """``--results-dir``: a folder, or a Hub dataset of results (``ORG/NAME``) from the local cache."""
+    from gradebench.experiments.results_hub import resolve_results_dir
+
+    return resolve_results_dir(results_dir)
 
 
 def _tty() -> bool:
@@ -236,6 +244,7 @@ def leaderboard(
         raise InvalidArgumentError(f"--wide conflicts with --format {fmt}",
                                    hint="--wide widens the text table; md, html and json hold every column already")
     fmt = fmt or "text"
+    results_dir = _resolve(results_dir)
     board = leaderboard_api(results_dir, benchmark=benchmark, split=split, sort_by=sort_by, alpha=alpha)
     options = {"benchmark": benchmark, "split": split, "sort_by": sort_by, "alpha": alpha}
     if targets:
@@ -296,7 +305,7 @@ SET, PRAGMA or INSTALL are refused, and no file but the records and their benchm
 
     if fmt is not None and fmt not in FORMATS:
         raise InvalidArgumentError(f"unknown --format {fmt!r}", hint=f"one of {', '.join(FORMATS)}")
-    result = run_query(sql, results_dir=results_dir)
+    result = run_query(sql, results_dir=_resolve(results_dir))
     if fmt == "json":
         emit(result.to_dict())
     elif fmt == "csv":
