@@ -8,6 +8,7 @@ from typing import Annotated, Optional
 import typer
 
 from gradebench.cli.app import app, emit
+from gradebench.paths import COMMITTED_RESULTS_DIR, RESULTS_DIR
 
 
 @app.command()
@@ -57,3 +58,37 @@ def publish(
         return
     console.print(f"pushed configs {configs} ({rows:,} rows) to [cyan]{result.url}[/cyan]"
                   + (f" (commit {result.commit[:12]})" if result.commit else ""))
+
+
+@app.command("publish-results")
+def publish_results(
+    repo_id: Annotated[str, typer.Option("--repo-id", help="ORG/NAME of the Hub dataset repo", show_default=False)],
+    results_dir: Annotated[Path, typer.Option(
+        "--results-dir", help=f"root of the result records (the project's committed ones: {COMMITTED_RESULTS_DIR})"
+    )] = RESULTS_DIR,
+    private: Annotated[bool, typer.Option("--private", help="create the repo private")] = False,
+    dry_run: Annotated[Optional[Path], typer.Option(
+        "--dry-run", help="write exactly the folder that would be pushed into DIR; push nothing",
+        metavar="DIR", show_default="off: push")] = None,
+    license_: Annotated[str, typer.Option("--license", help="Hub license id of the records")] = "cc-by-4.0",
+    pretty_name: Annotated[Optional[str], typer.Option(help="title of the dataset card",
+                                                       show_default="gradebench results (ORG/NAME)")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="print the result as JSON")] = False,
+) -> None:
+    """Publish result records (JSON and their Parquet tables) as a Hugging Face dataset with a card."""
+    from gradebench.experiments.results_hub import publish_results as publish_results_api
+
+    result = publish_results_api(results_dir, repo_id=repo_id, dry_run=dry_run, private=private, license=license_,
+                                 pretty_name=pretty_name)
+    if as_json:
+        emit(result.to_dict())
+        return
+    import sys
+
+    what = f"{result.records} records, {result.policy_records} policy records, {len(result.files)} files"
+    if result.dry_run is not None:
+        sys.stdout.write(f"wrote {result.dry_run}: {what}; nothing was pushed\n"
+                         f"read it:  gradebench leaderboard --results-dir {result.dry_run}\n"
+                         "push it:  the same command without --dry-run\n")
+        return
+    sys.stdout.write(f"pushed {what} to {result.url}\n")

@@ -16,7 +16,15 @@ LEADERBOARD_FORMATS = ("text", "md", "html", "json")
 #: ``gradebench sweep``'s exit status when a cell was left to another process holding its run folder
 SWEEP_IN_USE_EXIT = 3
 _results_dir = typer.Option("--results-dir", help="root of the result records (the project's committed ones: "
-                            f"{COMMITTED_RESULTS_DIR})")
+                            f"{COMMITTED_RESULTS_DIR}); leaderboard and query also read a folder of "
+                            "publish-results or its Hub id (ORG/NAME) from the local cache")
+
+
+def _resolve(results_dir: Path) -> Path:
+    """``--results-dir``: a folder, or a Hub dataset of results (``ORG/NAME``) from the local cache."""
+    from gradebench.experiments.results_hub import resolve_results_dir
+
+    return resolve_results_dir(results_dir)
 
 
 def _tty() -> bool:
@@ -215,33 +223,65 @@ def leaderboard(
     sort_by: Annotated[str, typer.Option(help="metric to rank and test by")] = "ndcg@5",
     alpha: Annotated[float, typer.Option(help="family-wise error rate of the Holm-corrected tests")] = 0.05,
     fmt: Annotated[Optional[str], typer.Option(
-        "--format", help="text (fits the terminal) | md (every column; LEADERBOARD.md) | html | json",
-        show_default="text")] = None,
+        "--format", help="text (fits the terminal) | md (every column; LEADERBOARD.md) | html (one self-contained "
+        "page; LEADERBOARD.html) | json", show_default="text")] = None,
+    out: Annotated[Optional[list[Path]], typer.Option(
+        "--out", metavar="FILE", help="write to this file instead of stdout, in the format of its suffix (.md, .html, .json, .txt; "
+        "else --format); repeat for several formats of one leaderboard", show_default="print to stdout")] = None,
     wide: Annotated[bool, typer.Option("--wide", help="text with every metric column, lines unwrapped")] = False,
     results_dir: Annotated[Path, _results_dir] = RESULTS_DIR,
     as_json: Annotated[bool, typer.Option("--json", help="same as --format json")] = False,
 ) -> None:
     """Rank systems (scorer + loss + config, mean over seeds) with CIs and tests against the best."""
+    from gradebench.cli._outputs import out_formats
     from gradebench.experiments.leaderboard import leaderboard as leaderboard_api
 
-    fmt = _json_format(fmt, as_json) or "text"
-    if fmt not in LEADERBOARD_FORMATS:
+    fmt = _json_format(fmt, as_json)
+    if fmt is not None and fmt not in LEADERBOARD_FORMATS:
         raise InvalidArgumentError(f"unknown --format {fmt!r}", hint=f"one of {', '.join(LEADERBOARD_FORMATS)}")
-    if wide and fmt != "text":
+    targets = out_formats(out or [], None if as_json else fmt, LEADERBOARD_FORMATS)
+    if wide and (fmt or "text") != "text":
         raise InvalidArgumentError(f"--wide conflicts with --format {fmt}",
                                    hint="--wide widens the text table; md, html and json hold every column already")
+    fmt = fmt or "text"
+    results_dir = _resolve(results_dir)
     board = leaderboard_api(results_dir, benchmark=benchmark, split=split, sort_by=sort_by, alpha=alpha)
+    options = {"benchmark": benchmark, "split": split, "sort_by": sort_by, "alpha": alpha}
+    if targets:
+        from gradebench.paths import write_text_atomic
+
+        texts = [(path, _leaderboard_text(board, f, results_dir, options, wide=wide, width=80)) for path, f in targets]
+        for path, text_ in texts:  # every file rendered before any is written
+            write_text_atomic(path, text_)
+        if as_json:
+            emit(board.to_dict())
+        else:
+            sys.stdout.write("".join(f"wrote {path}\n" for path, _ in texts))
+        return
     if fmt == "json":
         emit(board.to_dict())
-    elif fmt == "html":
-        sys.stdout.write(board.to_html())
-    elif fmt == "md":
-        sys.stdout.write(board.to_markdown())
-    else:
-        from gradebench.cli.app import terminal_width
-        from gradebench.experiments.render import text
+        return
+    from gradebench.cli.app import terminal_width
 
-        sys.stdout.write(text(board, width=terminal_width(), wide=wide))
+    sys.stdout.write(_leaderboard_text(board, fmt, results_dir, options, wide=wide, width=terminal_width()))
+
+
+def _leaderboard_text(board: Any, fmt: str, results_dir: Path, options: dict[str, Any], *, wide: bool,
+                      width: int) -> str:
+    """The leaderboard in one format (``html`` also reads the rows' records for its figures)."""
+    if fmt == "json":
+        import json
+
+        return json.dumps(board.to_dict(), indent=2, sort_keys=True) + "\n"  # what --json prints
+    if fmt == "md":
+        return board.to_markdown()
+    if fmt == "html":
+        from gradebench.experiments.leaderboard_html import html_of
+
+        return html_of(board, results_dir, **options)
+    from gradebench.experiments.render import text
+
+    return text(board, width=width, wide=wide)
 
 
 @app.command()
@@ -265,7 +305,7 @@ SET, PRAGMA or INSTALL are refused, and no file but the records and their benchm
 
     if fmt is not None and fmt not in FORMATS:
         raise InvalidArgumentError(f"unknown --format {fmt!r}", hint=f"one of {', '.join(FORMATS)}")
-    result = run_query(sql, results_dir=results_dir)
+    result = run_query(sql, results_dir=_resolve(results_dir))
     if fmt == "json":
         emit(result.to_dict())
     elif fmt == "csv":

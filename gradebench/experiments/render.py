@@ -1,4 +1,5 @@
-"""A leaderboard's shape (:class:`Leaderboard`, :class:`Board`, :class:`Row`) and its text, Markdown and HTML renderings.
+"""A leaderboard's shape (:class:`Leaderboard`, :class:`Board`, :class:`Row`) and its text and Markdown renderings
+(the HTML page is :mod:`gradebench.experiments.leaderboard_html`).
 
 :func:`gradebench.experiments.leaderboard.leaderboard` computes a :class:`Leaderboard` from the
 records; this module only lays one out, so it imports nothing of the computation.
@@ -16,7 +17,6 @@ brackets, wrapped but never cut);
 
 from __future__ import annotations
 
-import html as _html
 import re
 import textwrap
 from dataclasses import asdict, dataclass, field
@@ -79,10 +79,6 @@ class Leaderboard:
 
     def to_markdown(self) -> str:
         return markdown(self)
-
-    def to_html(self) -> str:
-        return html(self)
-
 
 def columns(lb: Leaderboard) -> list[str]:
     return [lb.sort_by] + [m for m in SHOWN if m != lb.sort_by]
@@ -184,28 +180,6 @@ def markdown(lb: Leaderboard) -> str:
             out.append(line + "\n")
     out += _policies_markdown(lb)
     out.append(footer(lb))
-    return "\n".join(out) + "\n"
-
-
-def html(lb: Leaderboard) -> str:
-    esc = _html.escape
-    out = ['<div class="gradebench-leaderboard">']
-    for board in lb.boards:
-        out.append(f"<h2>{esc(title(board))}</h2>")
-        out.append("<table>")
-        out.append("<thead><tr>" + "".join(f"<th>{esc(h)}</th>" for h in header(lb)) + "</tr></thead>")
-        out.append("<tbody>")
-        for row in board.rows:
-            cls = ' class="best"' if row.is_best else (' class="tied"' if row.tied_with_best else "")
-            out.append(f"<tr{cls}>" + "".join(f"<td>{esc(c)}</td>" for c in cells(lb, row)) + "</tr>")
-        out.append("</tbody></table>")
-        line = validity_line(board)
-        if line:
-            out.append(f"<p>{esc(line)}</p>")
-    if not lb.boards:
-        out.append(f"<p>No result records for split {esc(lb.split)}.</p>")
-    out.append(f"<p>{esc(footer(lb))}</p>")
-    out.append("</div>")
     return "\n".join(out) + "\n"
 
 

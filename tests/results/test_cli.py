@@ -7,6 +7,7 @@ import json
 import pytest
 
 from gradebench.experiments.leaderboard import leaderboard
+from gradebench.experiments.leaderboard_html import leaderboard_html
 from gradebench.experiments.query import run_query
 from gradebench.experiments.render import text
 from gradebench.experiments.store import read_record
@@ -100,7 +101,7 @@ def test_leaderboard_json_equals_api(store, capsys, monkeypatch):
     code, _, err = run_cli(capsys, "leaderboard", "--results-dir", store, "--wide", "--format", "md")
     assert code == 2 and "--wide conflicts with --format md" in err
     code, out, _ = run_cli(capsys, "leaderboard", "--split", "train", "--results-dir", store, "--format", "html")
-    assert code == 0 and out == leaderboard(store, split="train").to_html()
+    assert code == 0 and out == leaderboard_html(store, split="train")
     code, _, err = run_cli(capsys, "leaderboard", "--results-dir", store, "--format", "pdf")
     assert code == 2 and "unknown --format 'pdf'" in err
 

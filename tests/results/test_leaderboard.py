@@ -82,10 +82,12 @@ def test_output_is_deterministic_and_renders(store):
     a, b = leaderboard(store, split="train"), leaderboard(store, split="train")
     assert a.to_dict() == b.to_dict()
     json.dumps(a.to_dict(), allow_nan=False)
-    md, html = a.to_markdown(), a.to_html()
+    from gradebench.experiments.leaderboard_html import html_of
+
+    md, html = a.to_markdown(), html_of(a, store, split="train")
     assert md.count("\n| ") == len(a.boards[0].rows) + 1  # header + one line per system
     assert "| 1 | test-oracle" in md and "best" in md and " < |" in md
-    assert html.count("<tr") == len(a.boards[0].rows) + 1 and "<table>" in html
+    assert html.count("<tr data-rank") == len(a.boards[0].rows) and '<table class="sortable board"' in html
     by_kendall = leaderboard(store, split="train", sort_by="kendall")
     assert by_kendall.boards[0].rows[-1].metrics["kendall"]["value"] == min(
         r.metrics["kendall"]["value"] for r in by_kendall.boards[0].rows)

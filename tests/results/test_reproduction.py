@@ -17,7 +17,7 @@ from gradebench.experiments.reproduction import markdown, reproduction_report
 from gradebench.experiments.reproduction.claims_losses import separation_rows, separation_statistic
 from gradebench.experiments.reproduction.claims_tasks import accuracy_statistic, chaosnli_values, segment_rows
 from gradebench.experiments.reproduction.data import Dense, Evidence, dense_predictions
-from gradebench.experiments.reproduction.model import Step
+from gradebench.experiments.reproduction.model import Figure, Step
 from gradebench.experiments.reproduction.rules import adjust, decide
 from tests.conftest import run_cli
 from tests.results.reproduction_records import PAPER_TIERS, good_share, make_bench, ranked, write
@@ -341,6 +341,26 @@ def test_cli_out_writes_the_markdown_atomically(full, report, tmp_path, capsys, 
     assert code == 0 and md == target.read_text(encoding="utf-8")
 
 
+def test_cli_html_is_the_apis_page(full, report, tmp_path, capsys):
+    from gradebench.experiments.reproduction import html
+
+    code, page, err = run_cli(capsys, "report", "--results-dir", full, "--format", "html")
+    assert code == 0, err
+    assert page == html(report) == html(reproduction_report(full))  # deterministic
+    target = tmp_path / "REPRODUCTION.html"
+    code, out, err = run_cli(capsys, "report", "--results-dir", full, "--out", target)  # the format from the name
+    assert code == 0 and out.startswith(f"wrote {target}: 9 claims (")
+    assert target.read_text(encoding="utf-8") == page
+    assert page.startswith("<!DOCTYPE html>")
+    assert not re.search(r"(src|href)=\"?(https?:)?//|url\(|@import", page)  # nothing from the network
+    # the verdicts table links every claim to its section, where its evidence is
+    for i, c in enumerate(report.claims, 1):
+        assert f'<a href="#claim-{i}">' in page and f'<section class="claim" id="claim-{i}">' in page
+        assert f'<span class="badge b-{c.verdict.replace(" ", "-")}">' in page
+    assert page.count('<svg class="iv"') == sum(
+        isinstance(x, Figure) and x.value is not None for c in report.claims for t in c.tables for r in t.rows for x in r)
+
+
 def test_cli_text_fits_80_columns(full, capsys, monkeypatch):
     monkeypatch.setenv("COLUMNS", "80")
     code, out, err = run_cli(capsys, "report", "--results-dir", full)
@@ -353,10 +373,12 @@ def test_cli_text_fits_80_columns(full, capsys, monkeypatch):
     (["--results-dir", "{missing}"], ["no such results folder", "--results-dir"]),
     (["--json", "--format", "md"], ["--json conflicts with --format md"]),
     (["--out", "{out}", "--format", "text"], ["--out conflicts with --format text"]),
-    (["--format", "html"], ["unknown --format 'html'"]),
+    (["--format", "pdf"], ["unknown --format 'pdf'"]),
+    (["--format", "md", "--out", "{out_html}"], ["--format md conflicts with --out", ".html"]),
+    (["--out", "{missing}/r.html"], ["no such folder", "mkdir -p"]),
 ])
 def test_cli_errors_are_one_line(tmp_path, capsys, args, needles):
-    args = [a.format(missing=tmp_path / "missing", out=tmp_path / "r.md") for a in args]
+    args = [a.format(missing=tmp_path / "missing", out=tmp_path / "r.md", out_html=tmp_path / "r.html") for a in args]
     if "--results-dir" not in args:
         args += ["--results-dir", str(tmp_path)]
     code, out, err = run_cli(capsys, "report", *args)

@@ -20,6 +20,7 @@ from gradebench.experiments.reproduction.claims_transfer import zero_shot
 from gradebench.experiments.reproduction.data import Evidence
 from gradebench.experiments.reproduction.model import ClaimResult, ReproductionReport
 from gradebench.experiments.reproduction.render import markdown
+from gradebench.experiments.reproduction.render_html import html
 from gradebench.experiments.reproduction.rules import RULES
 from gradebench.paths import OUT_DIR, RESULTS_DIR, write_text_atomic
 
@@ -61,8 +62,12 @@ def reproduction_report(results_dir: str | Path = RESULTS_DIR, *, alpha: float =
                                    devices(list(s.records))) for s in ev.systems))
 
 
-def write_report(report: ReproductionReport, out: str | Path) -> Path:
-    """Write ``markdown(report)`` to ``out`` atomically (a temp file beside it, then a rename)."""
+def write_report(report: ReproductionReport, out: str | Path, *, fmt: str = "md") -> Path:
+    """Write the report to ``out`` atomically (a temp file beside it, then a rename): ``fmt`` ``md``
+    (:func:`~gradebench.experiments.reproduction.render.markdown`) or ``html``
+    (:func:`~gradebench.experiments.reproduction.render_html.html`)."""
+    if fmt not in ("md", "html"):
+        raise InvalidArgumentError(f"unknown report format {fmt!r}", hint="md or html")
     path = Path(out)
-    write_text_atomic(path, markdown(report))
+    write_text_atomic(path, markdown(report) if fmt == "md" else html(report))
     return path
