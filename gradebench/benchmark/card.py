@@ -112,6 +112,36 @@ def validity_reading(v: dict[str, Any]) -> list[str]:
     return out
 
 
+def adversarial_lines(rep: dict[str, Any]) -> list[str]:
+    """The card's section on the adversarial step (the manifest's ``adversarial`` report), per round."""
+    names = [a["name"] for a in rep["attackers"]]
+    lines = ["", "## Adversarial filter", "",
+             f"Attackers ({rep['family']}): " + "; ".join(f"`{a['name']}` ({', '.join(a['features'])})"
+                                                       for a in rep["attackers"]) + ". Settings: "
+             + ", ".join(f"{k} {v}" for k, v in rep["settings"].items()) + ".",
+             "Agreement is the share of the members' votes that order a pair right (train lists: only members "
+             "that did not learn from them), before and after each round.", "",
+             "| round | split | " + " | ".join(f"{n} before | {n} after" for n in names) + " | lists |",
+             "|---|---|" + "---|---|" * len(names) + "---|"]
+    for r in rep["rounds"]:
+        for split in sorted(r["after"]["attackers"]):
+            b, a = r["before"]["attackers"].get(split, {}), r["after"]["attackers"][split]
+            lines.append(f"| {r['round']} | {split} | " + " | ".join(f"{_fmt(b.get(n))} | {_fmt(a.get(n))}" for n in names)
+                         + f" | {r['lists'].get(split, 0)} |")
+    lines += ["", "| round | tier pair | before | after |", "|---|---|---|---|"]
+    for r in rep["rounds"]:
+        for pair, after in r["after"]["tier_pairs"].items():
+            lines.append(f"| {r['round']} | {pair} | {_fmt(r['before']['tier_pairs'].get(pair))} | {_fmt(after)} |")
+    for r in rep["rounds"]:
+        lines.append("")
+        lines.append(f"Round {r['round']}: replaced " + (", ".join(f"{k} {v}" for k, v in r["replaced"].items()) or "none")
+                     + "; dropped candidates " + (", ".join(f"{k} {v}" for k, v in r["dropped_candidates"].items()) or "none")
+                     + "; dropped lists " + (", ".join(f"{k} {v}" for k, v in r["dropped_lists"].items()) or "none") + ".")
+    lines += ["", f"Target (every attacker's train agreement <= {rep['settings']['target']}): "
+              + ("met." if rep["target_met"] else "NOT met.")]
+    return lines
+
+
 def render_card(manifest: dict[str, Any], builder: Any) -> str:
     r = manifest["recipe"]
     src = r["source"]
@@ -152,6 +182,8 @@ def render_card(manifest: dict[str, Any], builder: Any) -> str:
     lines += ["", "## Splits", "", "| split | queries | candidates | files |", "|---|---|---|---|"]
     for s, v in manifest["splits"].items():
         lines.append(f"| {s} | {v['queries']} | {v['candidates']} | {len(v['files'])} |")
+    if manifest.get("adversarial"):
+        lines += adversarial_lines(manifest["adversarial"])
     if manifest["skipped"]:
         lines += ["", "Skipped source rows: " + ", ".join(f"{k} {v}" for k, v in manifest["skipped"].items()) + "."]
     if "all" in stats:

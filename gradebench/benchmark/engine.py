@@ -338,6 +338,12 @@ def build(
             selection.units, selection.skipped, None if grouped is not None else effective_resplit
         )
         del records, selection, grouped  # the units hold what is still needed (see _batches)
+    adversarial = None
+    if units:
+        t_refine = time.perf_counter()
+        units, out_splits, adversarial = builder.refine(units, out_splits)
+        if adversarial is not None:  # a phase of its own only where the builder has such a step
+            timer.add("adversarial", time.perf_counter() - t_refine)
     if not units:
         reasons = ", ".join(f"{k} {v}" for k, v in sorted(skipped.items())) or "the source has no records"
         raise BenchmarkError(
@@ -405,6 +411,7 @@ def build(
             "redistributable": builder.redistributable(),
             "splits": {s: {**v, "files": names.get(s, [])} for s, v in splits.items()},
             "skipped": dict(sorted(skipped.items())),
+            **({"adversarial": adversarial} if adversarial is not None else {}),
             "stats": stats,
             "columns": [c.name for c in writer.schema],
         }

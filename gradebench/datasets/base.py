@@ -252,6 +252,11 @@ class Builder(ABC):
         """
         return None
 
+    def refine(self, units: list[Any], splits: list[str]) -> tuple[list[Any], list[str], dict[str, Any] | None]:
+        """The units and their output splits after any step that needs them all (an adversarial filter),
+        and that step's report for the manifest (None: no such step; the default)."""
+        return units, splits, None
+
     def make_lists(self, units: Sequence[Any]) -> list[GradedList]:
         """Build the graded lists of a batch of units (pure; runs in worker processes)."""
         return list(units)

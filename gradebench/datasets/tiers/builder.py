@@ -60,6 +60,14 @@ class TieredNLIBuilder(Builder):
                 out.setdefault(split_of("premise:" + premise_key(ex.premise)), []).append(ex)
         return out
 
+    def refine(self, units: list[Any], splits: list[str]) -> tuple[list[Any], list[str], dict[str, Any] | None]:
+        """With ``adversarial:``, the lists after the adversarial step (:mod:`.adversarial`) and its report."""
+        if self.recipe.adversarial is None:
+            return units, splits, None
+        from gradebench.datasets.tiers.adversarial import refine
+
+        return refine(self.recipe, units, splits)
+
     def tiers(self) -> list[tuple[str, int]]:
         return [(t.name, t.relevance) for t in self.recipe.tiers]
 

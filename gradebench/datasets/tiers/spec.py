@@ -197,6 +197,57 @@ class ScoringSpec(StrictModel):
         return self
 
 
+#: feature groups an adversarial attacker may read (:mod:`.attackers`)
+AttackerFeature = Literal["overlap", "length", "negation", "words", "bigrams", "shared_words", "label_words"]
+
+
+class AttackerSpec(StrictModel):
+    """One lexical attacker of the adversarial filter: a pairwise ridge ranker on its feature groups."""
+
+    name: str = Field(pattern=_NAME)
+    features: list[AttackerFeature] = Field(min_length=1, description="the feature groups it reads")
+    alpha: float = Field(default=1.0, gt=0.0, le=1e6, description="ridge penalty")
+
+
+class AdversarialSpec(StrictModel):
+    """Adversarial distractor selection and filtering (``adversarial:``; :mod:`.adversarial`).
+
+    Each round trains ``partitions`` members of every attacker, each on a content-seeded
+    ``train_share`` of the train lists (AFLite, Le Bras et al. 2020), and scores every list with the
+    members that did not see it (train) or with all of them (other splits). Then every candidate of
+    a ``replace`` tier is swapped for the one of ``pool`` content-seeded alternatives (its tier's
+    pool: the same premise's other explanations for a sibling tier, explanations of pairs about
+    other premises for an unrelated tier, each label rule as the tier's ``borrow_label``) that the
+    members order worst, and a candidate of a ``drop`` tier whose pairs the members still order
+    right in at least ``tau`` of their votes is dropped (a list left with fewer than ``min_tiers``
+    tiers is dropped). Rounds stop once every attacker's agreement on the train lists is at most
+    ``target``.
+    """
+
+    attackers: list[AttackerSpec] = Field(min_length=1)
+    partitions: int = Field(default=16, ge=2, le=64, description="ensemble members per attacker")
+    train_share: float = Field(default=0.5, gt=0.0, lt=1.0, description="train lists each member learns from")
+    rounds: int = Field(default=3, ge=1, le=10)
+    tau: float = Field(default=0.75, gt=0.5, le=1.0, description="vote share that makes a pair easy")
+    target: float = Field(
+        default=0.6, gt=0.5, lt=1.0,
+        description="stop once every attacker's pairwise agreement on the train lists is at most this")
+    pool: int = Field(default=16, ge=2, le=256, description="alternatives drawn per replaced candidate")
+    replace: list[str] = Field(default_factory=list, description="tiers whose candidates are chosen from a pool")
+    drop: list[str] = Field(default_factory=list, description="tiers whose easy candidates are dropped")
+    min_tiers: int = Field(default=2, ge=2, le=100, description="a list keeps at least this many tiers")
+    hash_bits: int = Field(default=11, ge=6, le=16, description="hashed word features: 2**hash_bits slots")
+
+    @model_validator(mode="after")
+    def _names_unique(self) -> AdversarialSpec:
+        names = [a.name for a in self.attackers]
+        if len(set(names)) != len(names):
+            raise ValueError(f"adversarial attacker names must be unique, got {names}")
+        if not self.replace and not self.drop:
+            raise ValueError("adversarial needs tiers to `replace` or `drop` (else it changes nothing)")
+        return self
+
+
 class TieredSection(StrictModel):
     """The recipe keys of the synthetic-tier strategy (seeds/000 Sec. 4, App. B)."""
 
@@ -210,10 +261,36 @@ class TieredSection(StrictModel):
         "pair of a premise lands in one split, and the tiers that borrow or balance over a split do so within "
         "each OUTPUT split, so building one split never reads another)",
     )
+    adversarial: AdversarialSpec | None = Field(
+        default=None, description="adversarial distractor selection and filtering against lexical attackers")
 
     @model_serializer(mode="wrap")
     def _dump(self, handler):
-        return _drop_defaults(self, handler(self), {"resplit_by": "query"})
+        return _drop_defaults(self, handler(self), {"resplit_by": "query", "adversarial": None})
+
+    @model_validator(mode="after")
+    def _adversarial_tiers(self) -> TieredSection:
+        adv = self.adversarial
+        if adv is None:
+            return self
+        kinds = {t.name: t.candidates for t in self.tiers}
+        borrowing = ("sibling_explanation", "unrelated_explanation")
+        if not any(k in borrowing for k in kinds.values()):
+            raise ValueError("adversarial needs a tier that borrows explanations (sibling_explanation or "
+                             "unrelated_explanation); this recipe has none")
+        for name in adv.replace:
+            if kinds.get(name) not in borrowing:
+                raise ValueError(f"adversarial.replace names {name!r}, which is not a sibling_explanation or "
+                                 f"unrelated_explanation tier of this recipe (those: "
+                                 f"{[n for n, k in kinds.items() if k in borrowing]})")
+        top = self.tiers[0].name
+        for name in adv.drop:
+            if name not in kinds or name == top:
+                raise ValueError(f"adversarial.drop names {name!r}: give tiers of this recipe below the top one "
+                                 f"({[t.name for t in self.tiers[1:]]})")
+        if adv.min_tiers > len(self.tiers):
+            raise ValueError(f"adversarial.min_tiers {adv.min_tiers} is more than the recipe's {len(self.tiers)} tiers")
+        return self
 
     @field_validator("query_template")
     @classmethod

@@ -1,0 +1,359 @@
+"""Adversarial construction of tiered lists (the recipe's ``adversarial:`` key; Zellers et al. 2018, 2019;
+Le Bras et al. 2020).
+
+:func:`refine` takes the selected queries with their output splits and, round by round:
+
+1. trains ``partitions`` members of every attacker (:mod:`.attackers`), each on a content-seeded
+   ``train_share`` of the TRAIN lists; a train list is scored by the members that did not learn
+   from it, a list of another split by every member (no other split is ever learned from);
+2. for each candidate of a ``replace`` tier, draws its pool (the same premise's other
+   explanations, any of 1-3, for a sibling tier; the ``pool`` explanations of pairs about other
+   premises with the best Okapi BM25 against the query, for an unrelated tier; the tier's
+   ``borrow_label`` rule either way; a text already in the list, or lent to another list of the
+   split, is never taken) and keeps the alternative whose pairs with the list's other candidates
+   the members order right in the fewest votes;
+3. drops each candidate of a ``drop`` tier whose pairs the members still order right in at least
+   ``tau`` of their votes, and each list left with fewer than ``min_tiers`` tiers.
+
+It stops after ``rounds`` rounds or once every attacker's pairwise agreement on the train lists
+is at most ``target``. Everything is a function of the content: member partitions and ties are
+sha256 draws of the seed namespace and query ids, scores are rounded to 1e-9 before they are
+compared, and the step runs once in the building process, so the worker count changes nothing.
+The report (per round: agreement per attacker and split before and after, per tier pair, lists
+kept, candidates replaced and dropped) goes into the manifest as ``adversarial``.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from gradebench.datasets.tiers.attackers import Featurizer, fit_pairwise, matrix
+from gradebench.datasets.tiers.candidates import Query, explanation, premise_key
+from gradebench.datasets.tiers.spec import AdversarialSpec, TieredSection
+from gradebench.errors import BenchmarkError
+from gradebench.hashing import uniform
+from gradebench.words import words
+
+#: the chunk of queries scored against a split's explanations at once (BM25 pools)
+_CHUNK = 512
+
+
+@dataclass
+class _List:
+    q: Query
+    split: str
+    borrowed: dict[str, tuple[tuple[str, str], ...]]
+    premise: list[str]
+    hypothesis: list[str]
+
+    def candidates(self, recipe: TieredSection) -> list[tuple[str, int, str]]:
+        """(tier, slot, text) of every candidate, in tier order."""
+        out = []
+        for t in recipe.tiers:
+            got = self.borrowed.get(t.name)
+            if got is None and t.candidates == "explanation":
+                got = ((explanation(self.q.example.explanations, t.explanation), ""),)
+            out.extend((t.name, s, text) for s, (text, _) in enumerate(got or ()))
+        return out
+
+
+def refine(recipe: TieredSection, units: Sequence[Query], splits: Sequence[str]
+           ) -> tuple[list[Query], list[str], dict[str, Any]]:
+    """The queries after the adversarial step, their splits, and the step's report (module docstring)."""
+    adv: AdversarialSpec = recipe.adversarial  # type: ignore[assignment]
+    ns = f"{recipe.seed_namespace}/adversarial"
+    lists = [_List(q, s, dict(q.borrowed), words(q.example.premise), words(q.example.hypothesis))
+             for q, s in zip(units, splits)]
+    n_train = sum(lst.split == "train" for lst in lists)
+    if n_train < 2 * adv.partitions:
+        raise BenchmarkError(
+            f"adversarial: {n_train} train lists are too few for {adv.partitions} partitions",
+            hint="build with a train split of at least 2 x adversarial.partitions lists, or lower "
+            "adversarial.partitions")
+    grade = {t.name: t.relevance for t in recipe.tiers}
+    feats = [Featurizer(a.features, adv.hash_bits) for a in adv.attackers]
+    cache: list[dict[tuple[str, str], dict[int, float]]] = [{} for _ in adv.attackers]
+    pools = _pools(recipe, adv, lists, ns)
+    used = Counter((lst.split, t, text) for lst in lists for t in adv.replace
+                   for text, _ in lst.borrowed.get(t, ()))
+    rounds: list[dict[str, Any]] = []
+    for r in range(adv.rounds):
+        live = [lst for lst in lists if lst is not None]
+        models = _train(adv, feats, cache, live, recipe, grade, ns, r)
+        before = _agreement(adv, models, live, recipe, grade)
+        replaced: Counter = Counter()
+        for lst in live:
+            for t in adv.replace:
+                for slot in range(len(lst.borrowed.get(t, ()))):
+                    if _replace(adv, models, lst, recipe, grade, t, slot, pools, used):
+                        replaced[t] += 1
+        mid = _agreement(adv, models, live, recipe, grade)
+        dropped: Counter = Counter()
+        lists_dropped: Counter = Counter()
+        for i, lst in enumerate(lists):
+            if lst is None:
+                continue
+            for t, n in _drop(adv, models, lst, recipe, grade).items():
+                dropped[t] += n
+            present = {t for t, _, _ in lst.candidates(recipe)}
+            if len(present) < adv.min_tiers:
+                lists_dropped[lst.split] += 1
+                for t in adv.replace:
+                    for text, _ in lst.borrowed.get(t, ()):
+                        used[(lst.split, t, text)] -= 1
+                lists[i] = None
+        live = [lst for lst in lists if lst is not None]
+        after = _agreement(adv, models, live, recipe, grade)
+        rounds.append({
+            "round": r + 1,
+            "before": before,
+            "after_replace": mid,
+            "after": after,
+            "replaced": dict(sorted(replaced.items())),
+            "dropped_candidates": dict(sorted(dropped.items())),
+            "dropped_lists": dict(sorted(lists_dropped.items())),
+            "lists": dict(sorted(Counter(lst.split for lst in live).items())),
+        })
+        if all(v <= adv.target for v in after["attackers"]["train"].values()):
+            break
+    kept = [lst for lst in lists if lst is not None]
+    out_units = [Query(lst.q.example, lst.q.query_id, lst.q.split, lst.borrowed) for lst in kept]
+    report = {
+        "family": "linear (pairwise ridge on lexical features)",
+        "attackers": [a.model_dump(mode="json") for a in adv.attackers],
+        "settings": {k: v for k, v in adv.model_dump(mode="json").items() if k != "attackers"},
+        "rounds": rounds,
+        "target_met": bool(rounds) and all(v <= adv.target for v in rounds[-1]["after"]["attackers"]["train"].values()),
+        "lists_in": dict(sorted(Counter(splits).items())),
+        "lists_out": dict(sorted(Counter(lst.split for lst in kept).items())),
+    }
+    return out_units, [lst.split for lst in kept], report
+
+
+# -- attackers ---------------------------------------------------------------------------------
+@dataclass
+class _Model:
+    """Every attacker's member weights, and which members learned from which train list."""
+
+    weights: list[np.ndarray]  # per attacker: [dim, partitions]
+    feats: list[Featurizer]
+    cache: list[dict]
+    learned: dict[str, np.ndarray]  # query id -> [partitions] bool (train lists only)
+
+    def scores(self, lst: _List, texts: Sequence[str]) -> np.ndarray:
+        """[attackers, partitions, len(texts)] scores, rounded; members that learned from the list masked by NaN."""
+        out = []
+        for a, (f, c, w) in enumerate(zip(self.feats, self.cache, self.weights)):
+            rows = [_row(f, c, lst, t) for t in texts]
+            s = np.round(np.asarray((matrix(rows, f.dim) @ w).T), 9)
+            out.append(s)
+        s = np.stack(out)
+        seen = self.learned.get(lst.q.query_id)
+        if seen is not None and lst.split == "train":
+            s[:, seen, :] = np.nan
+        return s
+
+
+def _row(f: Featurizer, cache: dict, lst: _List, text: str) -> dict[int, float]:
+    key = (lst.q.query_id, text)
+    row = cache.get(key)
+    if row is None:
+        row = cache[key] = f.row(lst.premise, lst.hypothesis, lst.q.example.label, text)
+    return row
+
+
+def _train(adv: AdversarialSpec, feats: list[Featurizer], cache: list[dict], live: list[_List],
+           recipe: TieredSection, grade: dict[str, int], ns: str, r: int) -> _Model:
+    train = [lst for lst in live if lst.split == "train"]
+    learned = {lst.q.query_id: np.array([uniform(ns, "partition", str(r), str(m), lst.q.query_id) < adv.train_share
+                                         for m in range(adv.partitions)]) for lst in train}
+    rows_of: list[list[int]] = []
+    grades_of: list[list[int]] = []
+    all_rows: list[list[dict]] = [[] for _ in feats]
+    n = 0
+    for lst in train:
+        cands = lst.candidates(recipe)
+        for a, (f, c) in enumerate(zip(feats, cache)):
+            all_rows[a].extend(_row(f, c, lst, text) for _, _, text in cands)
+        rows_of.append(list(range(n, n + len(cands))))
+        grades_of.append([grade[t] for t, _, _ in cands])
+        n += len(cands)
+    weights = []
+    for a, (spec, f) in enumerate(zip(adv.attackers, feats)):
+        x = matrix(all_rows[a], f.dim)
+        w = np.zeros((f.dim, adv.partitions))
+        for m in range(adv.partitions):
+            hi, lo = [], []
+            for lst, rows, g in zip(train, rows_of, grades_of):
+                if learned[lst.q.query_id][m]:
+                    for i in range(len(g)):
+                        for j in range(len(g)):
+                            if g[i] > g[j]:
+                                hi.append(rows[i])
+                                lo.append(rows[j])
+            w[:, m] = fit_pairwise(x, np.asarray(hi, dtype=np.int64), np.asarray(lo, dtype=np.int64), spec.alpha)
+        weights.append(w)
+    return _Model(weights, feats, cache, learned)
+
+
+def _votes(s_hi: np.ndarray, s_lo: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(right votes, votes) per attacker for pairs whose better candidate scores ``s_hi``: ties count 1/2."""
+    valid = ~(np.isnan(s_hi) | np.isnan(s_lo))
+    right = np.where(valid, (s_hi > s_lo) + 0.5 * (s_hi == s_lo), 0.0)
+    return right.sum(axis=1), valid.sum(axis=1)
+
+
+def _agreement(adv: AdversarialSpec, model: _Model, live: list[_List], recipe: TieredSection,
+               grade: dict[str, int]) -> dict[str, Any]:
+    """Each attacker's pairwise agreement (mean over pairs of its members' right-vote share) per split,
+    and the pooled members' per tier pair."""
+    names = [a.name for a in adv.attackers]
+    per: dict[str, list[list[float]]] = {}
+    pairs: dict[str, list[float]] = {}
+    for lst in live:
+        cands = lst.candidates(recipe)
+        s = model.scores(lst, [c[2] for c in cands])
+        for i, (ti, _, _) in enumerate(cands):
+            for j, (tj, _, _) in enumerate(cands):
+                if grade[ti] <= grade[tj]:
+                    continue
+                right, n = _votes(s[:, :, i], s[:, :, j])
+                share = np.where(n > 0, right / np.maximum(n, 1), np.nan)
+                per.setdefault(lst.split, []).append(share.tolist())
+                if n.sum():
+                    pairs.setdefault(f"{ti}>{tj}", []).append(float(right.sum() / n.sum()))
+    return {
+        "attackers": {split: {name: round(float(np.nanmean(np.asarray(v)[:, a])), 4) for a, name in enumerate(names)}
+                      for split, v in sorted(per.items())},
+        "tier_pairs": {k: round(float(np.mean(v)), 4) for k, v in sorted(pairs.items())},
+    }
+
+
+# -- replacing and dropping ---------------------------------------------------------------------
+def _replace(adv: AdversarialSpec, model: _Model, lst: _List, recipe: TieredSection, grade: dict[str, int],
+             tier: str, slot: int, pools: dict, used: Counter) -> bool:
+    """Swap the candidate ``tier``/``slot`` of ``lst`` for its pool's hardest alternative; True if it changed."""
+    cands = lst.candidates(recipe)
+    current, source = lst.borrowed[tier][slot]
+    in_list = {c[2] for c in cands}
+    alts = [(current, source)] + [(t, s) for t, s in pools[(lst.q.query_id, tier)]
+                                  if t not in in_list and used[(lst.split, tier, t)] == 0]
+    if len(alts) == 1:
+        return False
+    others = [c for c in cands if not (c[0] == tier and c[1] == slot)]
+    s = model.scores(lst, [c[2] for c in others] + [a[0] for a in alts])
+    k = len(others)
+    g = grade[tier]
+    hardness = []
+    for a in range(len(alts)):
+        right = np.zeros(s.shape[0])
+        n = np.zeros(s.shape[0])
+        for o, (t, _, _) in enumerate(others):
+            if grade[t] == g:
+                continue
+            hi, lo = (s[:, :, o], s[:, :, k + a]) if grade[t] > g else (s[:, :, k + a], s[:, :, o])
+            r_, n_ = _votes(hi, lo)
+            right += r_
+            n += n_
+        hardness.append(right.sum() / max(n.sum(), 1))
+    best = int(np.argmin(np.round(hardness, 9)))  # first of equals: the current text wins ties
+    if best == 0:
+        return False
+    new = list(lst.borrowed[tier])
+    new[slot] = alts[best]
+    lst.borrowed[tier] = tuple(new)
+    used[(lst.split, tier, current)] -= 1
+    used[(lst.split, tier, alts[best][0])] += 1
+    return True
+
+
+def _drop(adv: AdversarialSpec, model: _Model, lst: _List, recipe: TieredSection, grade: dict[str, int]) -> Counter:
+    """Drop the ``drop``-tier candidates of ``lst`` whose pairs the members order right in >= tau of the votes."""
+    cands = lst.candidates(recipe)
+    s = model.scores(lst, [c[2] for c in cands])
+    easy = []
+    for i, (ti, si, _) in enumerate(cands):
+        if ti not in adv.drop:
+            continue
+        right = n = 0.0
+        for j, (tj, _, _) in enumerate(cands):
+            if grade[tj] == grade[ti]:
+                continue
+            hi, lo = (j, i) if grade[tj] > grade[ti] else (i, j)
+            r_, n_ = _votes(s[:, :, hi], s[:, :, lo])
+            right += r_.sum()
+            n += n_.sum()
+        if n and right / n >= adv.tau:
+            easy.append((ti, si))
+    out: Counter = Counter()
+    for t in {t for t, _ in easy}:
+        gone = {si for ti, si in easy if ti == t}
+        lst.borrowed[t] = tuple(x for k, x in enumerate(lst.borrowed[t]) if k not in gone)
+        out[t] += len(gone)
+    return out
+
+
+# -- pools -----------------------------------------------------------------------------------
+def _pools(recipe: TieredSection, adv: AdversarialSpec, lists: list[_List], ns: str
+           ) -> dict[tuple[str, str], list[tuple[str, str]]]:
+    """(query id, tier) -> the alternatives of that tier's candidates for the query, best first."""
+    out: dict[tuple[str, str], list[tuple[str, str]]] = {}
+    tiers = {t.name: t for t in recipe.tiers}
+    for split in sorted({lst.split for lst in lists}):
+        members = [lst for lst in lists if lst.split == split]
+        docs: dict[str, tuple[str, str, str]] = {}  # text -> (source id, premise key, label), first holder
+        for lst in members:
+            ex = lst.q.example
+            for k in (1, 2, 3):
+                text = explanation(ex.explanations, k)
+                if text and text not in docs:
+                    docs[text] = (ex.source_id, premise_key(ex.premise), ex.label)
+        texts = list(docs)
+        by_premise: dict[str, list[int]] = {}
+        for d, text in enumerate(texts):
+            by_premise.setdefault(docs[text][1], []).append(d)
+        for name in adv.replace:
+            tier = tiers[name]
+            same = tier.borrow_label == "same"
+            if tier.candidates == "sibling_explanation":
+                for lst in members:
+                    ex = lst.q.example
+                    own = {explanation(ex.explanations, k) for k in (1, 2, 3)}
+                    found = [(texts[d], docs[texts[d]][0]) for d in by_premise.get(premise_key(ex.premise), [])
+                             if (docs[texts[d]][2] == ex.label) == same and texts[d] not in own]
+                    found.sort(key=lambda x: uniform(ns, "pool", name, lst.q.query_id, x[0]))
+                    out[(lst.q.query_id, name)] = found[:adv.pool]
+            else:
+                out.update(_bm25_pools(recipe, adv, members, texts, docs, name, same))
+    return out
+
+
+def _bm25_pools(recipe: TieredSection, adv: AdversarialSpec, members: list[_List], texts: list[str],
+                docs: dict[str, tuple[str, str, str]], name: str, same: bool) -> dict:
+    from gradebench.datasets.tiers.contrast import Bm25Index
+
+    if len(texts) < adv.pool + 1:
+        raise BenchmarkError(
+            f"adversarial.pool {adv.pool}: a split has only {len(texts)} explanations to draw from",
+            hint="lower adversarial.pool or build from more source rows")
+    index = Bm25Index(texts)
+    premise = np.array([docs[t][1] for t in texts], dtype=object)
+    label = np.array([docs[t][2] for t in texts], dtype=object)
+    out = {}
+    for a in range(0, len(members), _CHUNK):
+        chunk = members[a:a + _CHUNK]
+        qs = [recipe.query_template.format(premise=lst.q.example.premise, hypothesis=lst.q.example.hypothesis,
+                                           label=lst.q.example.label) for lst in chunk]
+        scores = np.round(index.scores(qs), 9)
+        for lst, row in zip(chunk, scores):
+            ex = lst.q.example
+            ok = (premise != premise_key(ex.premise)) & ((label == ex.label) == same)
+            cand = np.flatnonzero(ok)
+            top = cand[np.argsort(-row[cand], kind="stable")[:adv.pool]]
+            out[(lst.q.query_id, name)] = [(texts[d], docs[texts[d]][0]) for d in top]
+    return out

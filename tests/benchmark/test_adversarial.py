@@ -1,0 +1,138 @@
+"""The `adversarial:` recipe key (issue 30): distractors chosen and easy candidates dropped against
+linear lexical attackers trained on partitions of the train lists; report, determinism, bad input."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from gradebench.recipes import load_recipe
+from tests.conftest import run_cli, shared_data
+
+ADV = """extends: esnli-contrast-v2
+name: adv-test
+version: 1
+description: a small adversarial build
+adversarial:
+  attackers:
+    - {name: blind, features: [words, label_words]}
+    - {name: overlap, features: [overlap, length, negation]}
+  partitions: 4
+  rounds: 2
+  target: 0.51
+  pool: 6
+  replace: [sibling, unrelated]
+  drop: [unrelated, flipped]
+"""
+LIMIT = 1500
+
+
+def _recipe(tmp_path: Path, text: str = ADV, name: str = "adv.yaml") -> Path:
+    p = tmp_path / name
+    p.write_text(text)
+    return p
+
+
+def test_attacker_learns_a_separable_order():
+    from gradebench.datasets.tiers.attackers import Featurizer, fit_pairwise, matrix, pair_rows
+
+    f = Featurizer(["overlap"], 8)
+    hyp = "a dog runs in the park".split()
+    rows, grades = [], []
+    for k in range(6):  # the better candidate repeats the hypothesis, the worse one does not
+        rows += [f.row(["x"], hyp, "entailment", f"the dog runs {k}"), f.row(["x"], hyp, "entailment", f"cats sleep {k}")]
+        grades.append(np.array([1, 0]))
+    x = matrix(rows, f.dim)
+    hi, lo = pair_rows(grades, [0, 2, 4, 6, 8, 10])
+    w = fit_pairwise(x, hi, lo, 1.0)
+    s = x @ w
+    assert (s[hi] > s[lo]).all()
+
+
+def test_adversarial_key_stays_out_of_other_dumps():
+    for name in ("esnli-contrast", "esnli-contrast-v2"):
+        assert "adversarial" not in load_recipe(name).model_dump(mode="json")
+
+
+@pytest.mark.parametrize(("change", "needle"), [
+    ("  target: 0.51\n", "  target: 0.4\n"),
+    ("  pool: 6\n", "  pool: 1\n"),
+    ("  replace: [sibling, unrelated]\n", "  replace: [own]\n"),
+])
+def test_bad_adversarial_keys_fail_in_one_line(tmp_path, capsys, change, needle):
+    p = _recipe(tmp_path, ADV.replace(change, needle))
+    code, out, err = run_cli(capsys, "build", p, "--source", tmp_path, "--out", tmp_path / "out")
+    assert code == 2 and len(err.strip().splitlines()) == 1 and "adversarial" in err and str(p) in err
+    assert not (tmp_path / "out").exists()
+
+
+def test_adversarial_needs_a_borrowing_tier(tmp_path, capsys):
+    text = ADV.replace("extends: esnli-contrast-v2", "extends: esnli").replace(
+        "  replace: [sibling, unrelated]\n  drop: [unrelated, flipped]\n", "  drop: [poor]\n")
+    p = _recipe(tmp_path, text)
+    code, _, err = run_cli(capsys, "build", p, "--source", tmp_path, "--out", tmp_path / "out")
+    assert code == 2 and "borrows explanations" in err and len(err.strip().splitlines()) == 1
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.integration
+def test_too_few_train_lists_writes_nothing(tmp_path, capsys):
+    p = _recipe(tmp_path, ADV.replace("partitions: 4", "partitions: 64"))
+    code, _, err = run_cli(capsys, "build", p, "--source", shared_data("esnli", "eSNLI"), "--limit", 80,
+                           "--out", tmp_path / "out", "--no-validity")
+    assert code == 2 and "adversarial.partitions" in err and len(err.strip().splitlines()) == 1
+    assert not any((tmp_path / "out").rglob("*.parquet"))
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory):
+    from gradebench.benchmark.engine import build
+
+    tmp = tmp_path_factory.mktemp("adv")
+    p = _recipe(tmp)
+    src = shared_data("esnli", "eSNLI")
+    one = build(p, source=src, out=tmp / "w1", limit=LIMIT, workers=1, progress=False, validate=False)
+    two = build(p, source=src, out=tmp / "w2", limit=LIMIT, workers=2, progress=False, validate=False)
+    plain = build(_recipe(tmp, ADV.split("adversarial:")[0], "plain.yaml"), source=src, out=tmp / "p", limit=LIMIT,
+                  workers=1, progress=False, validate=False)
+    return one, two, plain
+
+
+@pytest.mark.integration
+def test_adversarial_build_is_deterministic_and_fingerprinted(built):
+    import json
+
+    one, two, plain = built
+    assert one.fingerprint == two.fingerprint != plain.fingerprint
+    m1 = json.loads((Path(one.path) / "manifest.json").read_text())
+    m2 = json.loads((Path(two.path) / "manifest.json").read_text())
+    assert m1["file_digests"] == m2["file_digests"] and m1["adversarial"] == m2["adversarial"]
+    assert "adversarial" in m1["recipe"]
+
+
+@pytest.mark.integration
+def test_adversarial_report_and_effect(built):
+    import json
+
+    import pyarrow.parquet as pq
+
+    one, _, plain = built
+    m = json.loads((Path(one.path) / "manifest.json").read_text())
+    rep = m["adversarial"]
+    first = rep["rounds"][0]
+    assert first["replaced"]["sibling"] > 0 and first["replaced"]["unrelated"] > 0
+    assert set(first["before"]["attackers"]) == {"train", "validation", "test"}
+    assert {"own>sibling", "own>unrelated"} <= set(first["before"]["tier_pairs"])
+    for name in ("blind", "overlap"):  # the filter's own attackers order the filtered train lists worse
+        assert first["after"]["attackers"]["train"][name] < first["before"]["attackers"]["train"][name]
+    assert sum(rep["lists_out"].values()) <= sum(rep["lists_in"].values())
+    assert rep["lists_out"] == {s: v["queries"] for s, v in m["splits"].items()}
+    # unrelated texts are still lent once per split, and the candidates differ from the plain build's
+    for split, files in one.files.items():
+        t = pq.read_table([f"{one.path}/{f}" for f in files], columns=["tier", "candidate"]).to_pylist()
+        unrelated = [r["candidate"] for r in t if r["tier"] == "unrelated"]
+        assert len(unrelated) == len(set(unrelated))
+    card = (Path(one.path) / "README.md").read_text()
+    assert "## Adversarial filter" in card and "own>unrelated" in card
