@@ -145,3 +145,30 @@ def test_leaderboard_ceiling_row_and_verdict(chaos, tmp_path):
     assert v["headroom"] == pytest.approx(human[0].metrics["ndcg@5"]["value"] - board.rows[0].metrics["ndcg@5"]["value"])
     md = markdown(leaderboard(tmp_path))
     assert "| - | human (split-half: 50 vs 50 annotators) |" in md and "Verdict (ndcg@5): no verdict" in md
+
+
+def test_verdict_margin_is_the_paired_mean_over_queries():
+    """On the committed esnli-human records: the margin is the mean per-query difference of the best
+    reader and the best shortcut (seed-averaged), its CI holds it, and the line follows the CI."""
+    from gradebench.experiments.leaderboard import leaderboard
+    from gradebench.experiments.store import read_per_query_arrays
+    from gradebench.experiments.verify import verified_records
+
+    root = Path(__file__).resolve().parents[2] / "leaderboard" / "results"
+    board = leaderboard(root, benchmark="esnli-human").boards[0]
+    v = board.validity["verdict"]
+    rows = {r.system: r for r in board.rows}
+    reader, shortcut = rows[v["best_reader"]["system"]], rows[v["best_shortcut"]["system"]]
+    assert reader.kind in ("neural", "external") and shortcut.scorer in ("lambdamart", "lexical-gbdt", "query-blind",
+                                                                         "bm25", "overlap", "length", "label-aware")
+    recs = {r.id: r for r in verified_records(root, benchmark="esnli-human", split="test")}
+
+    def per_query(row):
+        tables = [dict(zip(*read_per_query_arrays(recs[i])["ndcg@5"])) for i in row.record_ids]
+        return {q: np.nanmean([t[q] for t in tables]) for q in tables[0]}
+
+    a, b = per_query(reader), per_query(shortcut)
+    want = np.nanmean([a[q] - b[q] for q in a if q in b])
+    m = v["margin"]
+    assert m["value"] == pytest.approx(want) and m["ci_low"] <= m["value"] <= m["ci_high"]
+    assert v["line"].startswith("readers beat") == (m["ci_low"] > 0)
