@@ -148,14 +148,14 @@ def every_source_table() -> str:
 
     lines = [
         "| benchmark | test lists | random | BM25 | query-blind | LambdaMART | strong lexical "
-        "| hashed-mlp, best loss | cross-encoder, best loss |",
-        "|---|---|---|---|---|---|---|---|---|",
+        "| hashed-mlp, best loss | cross-encoder, best loss | human ceiling (headroom) | verdict |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     boards = {b.benchmark: b for b in leaderboard(RESULTS_DIR, sort_by="pairwise_agreement").boards}
     for name in EVERY_SOURCE:
         board = boards.get(name)
         if board is None:
-            lines.append(f"| `{name}` | – | – | – | – | – | – | – | (no records) |")
+            lines.append(f"| `{name}` | – | – | – | – | – | – | – | (no records) | – | – |")
             continue
         rows = [r for r in board.rows if r.options is None or r.options.get("list_size") is None]
         own = [r for r in rows if "(trained on" not in r.system]
@@ -169,8 +169,26 @@ def every_source_table() -> str:
         for s in ("hashed-mlp", "cross-encoder"):
             r = best[s]
             cells.append("–" if r is None else f"{_cell(r)} {r.loss}, {r.n_seeds} seed{'s' if r.n_seeds > 1 else ''}")
+        cells += _ceiling_and_verdict(board)
         lines.append(f"| `{name}` | {board.rows[0].n_queries:,} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
+
+
+def _ceiling_and_verdict(board) -> list[str]:
+    """The human ceiling with its headroom over the best system (``gradebench human``; – where the
+    source has no split-half votes) and the board's validity verdict, shortened."""
+    v = (board.validity or {}).get("verdict") or {}
+    human = next((r for r in board.rows if r.human), None)
+    ceiling = "–" if human is None else f"{_cell(human)} ({v['headroom']:+.3f})"
+    m = v.get("margin") or {}
+    line = v.get("line", "")
+    if line.startswith("readers beat"):
+        short = f"readers +{m['value']:.3f} [{m['ci_low']:.3f}, {m['ci_high']:.3f}]"
+    elif line.startswith("solved by a shortcut"):
+        short = f"shortcut ({v['best_shortcut']['name']})"
+    else:
+        short = "–"
+    return [ceiling, short]
 
 
 #: the two rewards it compares (the first is the ranking one)

@@ -1,4 +1,4 @@
-"""``gradebench eval | leaderboard | query | plot | sweep``: thin commands over gradebench.experiments."""
+"""``gradebench eval | human | leaderboard | query | plot | sweep``: thin commands over gradebench.experiments."""
 
 from __future__ import annotations
 
@@ -118,6 +118,33 @@ def _eval(benchmark: Path | None, scorer: str | None, run: Path | None, model: s
         benchmark, instance, split=split, seed=seed, n_resamples=resamples, run=info, results_dir=results_dir,
         zero_shot=zero_shot, progress=progress, check_invariance=check_invariance))
     _report(record, as_json)
+
+
+@app.command()
+def human(
+    benchmark: Annotated[Path, typer.Argument(help="a benchmark folder whose grades are annotator votes "
+                                                   "(chaosnli-snli, chaosnli-mnli, winowhy builds)")],
+    split: Annotated[str, typer.Option(help="split to score")] = "test",
+    seed: Annotated[int, typer.Option(help="bootstrap seed")] = 0,
+    resamples: Annotated[int, typer.Option(help="bootstrap resamples per confidence interval")] = 1000,
+    results_dir: Annotated[Path, _results_dir] = RESULTS_DIR,
+    as_json: Annotated[bool, typer.Option("--json", help="print the record as JSON")] = False,
+) -> None:
+    """The human ceiling: split-half agreement of the annotators, as a `human` record."""
+    from gradebench.experiments.human import evaluate_human
+
+    record = evaluate_human(benchmark, split=split, seed=seed, n_resamples=resamples, results_dir=results_dir)
+    if as_json:
+        emit(record.to_dict())
+        return
+    _print_record(record)
+    from rich.console import Console
+
+    h, console = record.human, Console()
+    if h.jsd is not None:
+        console.print(f"JSD between the halves' label distributions {h.jsd.value:.4f} "
+                      f"[{h.jsd.ci_low:.4f}, {h.jsd.ci_high:.4f}]", highlight=False, markup=False)
+    console.print(f"measures: {h.measures}", highlight=False, markup=False)
 
 
 def _eval_model(model: str, adapter: str, settings: list[str] | None, *, benchmark: Path | None, split: str, seed: int,

@@ -134,6 +134,35 @@ def evaluate_scorer(
     if lists.n_queries == 0:
         raise InvalidArgumentError(f"split {split!r} of {bench.name} has no queries", path=bench.path,
                                    hint="evaluate another split")
+    return evaluate_lists_record(bench, lists, scorer, seed=seed, n_resamples=n_resamples, run=run,
+                                 results_dir=results_dir, write=write, progress=progress,
+                                 check_invariance=check_invariance, t_start=t_start, step=step)
+
+
+def evaluate_lists_record(
+    bench: Benchmark,
+    lists: Lists,
+    scorer: Scorer,
+    *,
+    seed: int,
+    n_resamples: int,
+    run: Any = None,
+    results_dir: str | Path = DEFAULT_RESULTS_DIR,
+    write: bool = True,
+    progress: ProgressFn | None = None,
+    check_invariance: bool = False,
+    t_start: float | None = None,
+    step: Any = None,
+    human: dict[str, Any] | None = None,
+) -> EvalRecord:
+    """The second half of :func:`evaluate_scorer`: score ``lists`` (one split of ``bench``, already
+    read) and compute, build and write the record. The human ceiling
+    (:mod:`gradebench.experiments.human`) calls it with lists whose ``relevance`` is one half of the
+    annotators' grades, so the ceiling goes through exactly the metrics of every system; ``human``
+    is then the record's :class:`~gradebench.experiments.record.HumanAgreement`."""
+    t_start = time.perf_counter() if t_start is None else t_start
+    step = _stepper(progress, 5) if step is None else step
+    split = lists.split
     desc = scorer.describe()
     step(f"scoring {lists.n_candidates} candidates with {desc['name']}")
     t0 = time.perf_counter()
@@ -168,6 +197,7 @@ def evaluate_scorer(
         benchmark={"name": bench.name, "fingerprint": bench.fingerprint, "path": str(Path(bench.path).resolve()),
                    "split": split, "n_queries": lists.n_queries, "n_candidates": lists.n_candidates, "tiers": tiers},
         split=split,
+        labels="relevance" if human is None else "other-half",
         scorer={**desc, "inference": scorer.inference_info()},
         loss={"name": None if run is None else run.loss,
               "params": {} if run is None else dict(run.loss_params or {})},
@@ -191,6 +221,7 @@ def evaluate_scorer(
         files=file_names(rid),
         bias=bias,
         invariance=invariance,
+        human=human,
     )
     if write and is_main_process():
         step("writing record")

@@ -28,6 +28,11 @@ two-sided test cannot reach p < 2 / 2^n (5 queries: 0.0625).
 The query-blind probe (scorer ``query-blind``: the best a scorer can do without reading the
 query) is each benchmark's validity figure: reported on its own line, with whether it is
 tied with the best system (a benchmark the probe solves does not test query understanding).
+Its ``verdict`` (:func:`verdict`) extends it: the best reader against the best shortcut, with a
+paired bootstrap CI of the margin, and the human ceiling where the records hold one.
+
+A ``human`` record (the human ceiling, :mod:`gradebench.experiments.human`) is a row under the
+systems with rank 0 (shown as ``-``): outside the ranking, the best and the tests.
 """
 
 from __future__ import annotations
@@ -79,6 +84,8 @@ def system_label(rec: EvalRecord) -> str:
         from gradebench.scorers.adapters.base import LOCATION_KEYS
 
         changed = {"model": rec.scorer.model.name, **{k: v for k, v in changed.items() if k not in LOCATION_KEYS}}
+    if rec.scorer.name == "human" and rec.human is not None:  # the ceiling: how the annotators were split
+        return f"human (split-half: {rec.human.score_half} vs {rec.human.grade_half} annotators)"
     text = rec.scorer.name + _params(changed)
     if rec.loss.name:
         text += f" + {rec.loss.name}{_params(rec.loss.params)}"
@@ -192,12 +199,14 @@ def _reward_name(reward: Any) -> str | None:
 
 def _board(name: str, fp: str, split: str, records: list[EvalRecord], sort_by: str, alpha: float) -> Board:
     systems: dict[str, list[EvalRecord]] = {}
+    ceilings: dict[str, list[EvalRecord]] = {}
     for r in records:
-        systems.setdefault(sha256_json(system_key(r)), []).append(r)
+        (ceilings if is_human(r) else systems).setdefault(sha256_json(system_key(r)), []).append(r)
     cache: Cache = {}
     draws = BootstrapDraws()  # the systems' bootstraps over the same queries share their resamples
     built = [_system(sid, _one_per_seed(recs), sort_by, cache, draws) for sid, recs in systems.items()]
     built.sort(key=lambda s: (_sort_value(s["metrics"].get(sort_by)), s["system"], s["system_id"]))
+    humans = [_system(sid, _one_per_seed(recs), sort_by, cache, draws) for sid, recs in sorted(ceilings.items())]
     top = built[0]["records"][0].metrics.get(sort_by) if built else None
     level = None if top is None else top.level
     tests = _tests(built, sort_by, alpha) if level == "query" else {}
@@ -215,9 +224,100 @@ def _board(name: str, fp: str, split: str, records: list[EvalRecord], sort_by: s
             seeds=[r.system_seed for r in s["records"]], record_ids=[r.id for r in s["records"]],
             n_queries=s["n_queries"], metrics=s["metrics"], is_best=i == 0, tied_with_best=tied,
             p_value=p, p_adjusted=adj, probe=rec.scorer.name == PROBE,
-            training=training_budget(s["records"]), device=devices(s["records"]),
+            training=training_budget(s["records"]), device=devices(s["records"]), kind=rec.scorer.kind,
         ))
-    return Board(benchmark=name, fingerprint=fp, split=split, rows=rows, validity=_validity(rows, sort_by))
+    for s in humans:  # the ceiling: under the systems, outside the ranking and the tests
+        rec = s["records"][0]
+        rows.append(Row(
+            rank=0, system=s["system"], system_id=s["system_id"], scorer=rec.scorer.name,
+            scorer_version=rec.scorer.version, config=rec.scorer.config, loss=None, loss_params={}, options=None,
+            n_seeds=len(s["records"]), seeds=[r.system_seed for r in s["records"]],
+            record_ids=[r.id for r in s["records"]], n_queries=s["n_queries"], metrics=s["metrics"], is_best=False,
+            tied_with_best=None, p_value=None, p_adjusted=None, probe=False, training=training_budget(s["records"]),
+            device=devices(s["records"]), kind=rec.scorer.kind, human=True,
+        ))
+    validity = _validity(rows, sort_by)
+    if validity is not None:
+        validity["verdict"] = verdict(built, humans, sort_by)
+    return Board(benchmark=name, fingerprint=fp, split=split, rows=rows, validity=validity)
+
+
+#: the shortcuts of a validity verdict: scorers that never read the pair (query-blind, label-aware),
+#: surface statistics (length, overlap, bm25) and learned rankers on lexical features
+SHORTCUTS = ("query-blind", "label-aware", "length", "overlap", "bm25", "lexical-gbdt", "lambdamart")
+#: the scorer kinds whose systems are readers (a model reading query and candidate text)
+READER_KINDS = ("neural", "external")
+
+
+def is_human(rec: EvalRecord) -> bool:
+    """A human-ceiling record (:mod:`gradebench.experiments.human`), not a system."""
+    return rec.scorer.name == "human" and rec.human is not None
+
+
+def verdict(systems: list[dict[str, Any]], humans: list[dict[str, Any]], sort_by: str) -> dict[str, Any]:
+    """A board's validity verdict on ``sort_by``: the best reader (a system of a scorer kind in
+    :data:`READER_KINDS`), the best shortcut (a scorer in :data:`SHORTCUTS`), the human ceiling where
+    a ``human`` record exists, its headroom over the best system, and the margin of the best reader
+    over the best shortcut: the mean per-query difference of their seed-averaged values with a
+    percentile bootstrap CI over the queries both define (the records' resample count, seed 0).
+    ``line``: "readers beat the best shortcut by X [lo, hi]" when the CI is above 0, else "solved by
+    a shortcut: not a reading benchmark" (the reader is not significantly better)."""
+    def top(group: list[dict[str, Any]]) -> dict[str, Any] | None:
+        return next((s for s in group if s["metrics"].get(sort_by, {}).get("value") is not None), None)
+
+    def brief(s: dict[str, Any] | None) -> dict[str, Any] | None:
+        if s is None:
+            return None
+        m = s["metrics"][sort_by]
+        rec = s["records"][0]
+        name = s["system"] if is_human(rec) else rec.scorer.name + (f" + {rec.loss.name}" if rec.loss.name else "")
+        return {"system": s["system"], "name": name, "scorer": rec.scorer.name, "value": m["value"],
+                "ci_low": m.get("ci_low"), "ci_high": m.get("ci_high")}
+
+    reader = top([s for s in systems if s["records"][0].scorer.kind in READER_KINDS])
+    shortcut = top([s for s in systems if s["records"][0].scorer.name in SHORTCUTS])
+    human = top(humans)
+    best = top(systems)
+    out: dict[str, Any] = {"metric": sort_by, "best_reader": brief(reader), "best_shortcut": brief(shortcut),
+                           "human": brief(human), "headroom": None, "margin": None}
+    if human is not None and best is not None:
+        out["headroom"] = json_float(human["metrics"][sort_by]["value"] - best["metrics"][sort_by]["value"])
+    if reader is None or shortcut is None:
+        out["line"] = f"no verdict: no {'reader' if reader is None else 'shortcut'} evaluated"
+        return out
+    margin = _margin(reader, shortcut)
+    out["margin"] = margin
+    if margin is None:
+        out["line"] = "no verdict: no per-query values shared by the best reader and the best shortcut"
+    elif margin["ci_low"] is not None and margin["ci_low"] > 0:
+        out["line"] = (f"readers beat the best shortcut by {margin['value']:.3f} "
+                       f"[{margin['ci_low']:.3f}, {margin['ci_high']:.3f}]")
+    else:
+        ci = "" if margin["ci_low"] is None else f" [{margin['ci_low']:.3f}, {margin['ci_high']:.3f}]"
+        out["line"] = (f"solved by a shortcut: not a reading benchmark (the best reader is "
+                       f"{margin['value']:+.3f}{ci} from the best shortcut)")
+    return out
+
+
+def _margin(reader: dict[str, Any], shortcut: dict[str, Any]) -> dict[str, Any] | None:
+    """Paired bootstrap over queries of the best reader's minus the best shortcut's per-query values."""
+    if reader["per_query"] is None or shortcut["per_query"] is None:
+        return None
+    other = dict(zip(*(x.tolist() for x in shortcut["per_query"])))
+    diffs = np.array([v - other[q] for q, v in zip(*(x.tolist() for x in reader["per_query"])) if q in other],
+                     dtype=np.float64)
+    diffs = diffs[~np.isnan(diffs)]
+    if diffs.size == 0:
+        return None
+    rec = reader["records"][0]
+    try:
+        ci = bootstrap_ci(diffs, n_resamples=rec.bootstrap.n_resamples, seed=0, confidence=rec.bootstrap.confidence,
+                          method="percentile")
+        low, high = json_float(ci.low), json_float(ci.high)
+    except InvalidArgumentError:  # a single shared query
+        low = high = None
+    return {"value": json_float(float(diffs.mean())), "ci_low": low, "ci_high": high, "n_queries": int(diffs.size),
+            "method": "paired percentile bootstrap over queries", "seed": 0}
 
 
 def training_budget(records: list[EvalRecord]) -> str:
@@ -346,6 +446,7 @@ def _tests(systems: list[dict[str, Any]], sort_by: str, alpha: float) -> dict[st
 
 def _validity(rows: list[Row], sort_by: str) -> dict[str, Any] | None:
     probes = [r for r in rows if r.probe]
+    rows = [r for r in rows if not r.human]
     if not rows:
         return None
     best = rows[0]

@@ -51,6 +51,7 @@ from gradebench.experiments.render import (
     footer,
     policy_cells,
     validity_line,
+    verdict_line,
 )
 from gradebench.paths import RESULTS_DIR
 
@@ -136,6 +137,10 @@ def _section(lb: Leaderboard, board: Board, bid: str, records: Mapping[str, Any]
     line = validity_line(board)
     if line:
         out.append(f'<p class="verdict {_verdict_class(board.validity)}">{esc(line)}</p>')
+    line = verdict_line(board)
+    if line:
+        bad = "solved by a shortcut" in line or "no verdict" in line
+        out.append(f'<p class="verdict {"v-warn" if bad else "v-ok"}">{esc(line)}</p>')
     out += _table(lb, board, f"t-{bid}", records)
     out += _figures(lb, board, records)
     out.append("</section>")
@@ -193,6 +198,8 @@ def short_name(row: Row) -> str:
 
 def _mark(row: Row) -> tuple[str, str, str]:
     """(text, class, sort key) of the vs-best cell."""
+    if row.human:
+        return "ceiling", "mark-ceiling", "3"
     if row.is_best and row.tied_with_best is not None:
         return "best", "mark-best", "0"
     if row.tied_with_best is None:
@@ -220,9 +227,11 @@ def _table(lb: Leaderboard, board: Board, tid: str, records: Mapping[str, Any]) 
         m = row.metrics.get(metric) or {}
         text, cls, key = _mark(row)
         p = "" if row.p_adjusted is None else f"p {row.p_value:.4g}, Holm-adjusted {row.p_adjusted:.4g}"
-        classes = " ".join(c for c in ("best" if row.is_best else "", "probe" if row.probe else "") if c)
+        classes = " ".join(c for c in ("best" if row.is_best else "", "probe" if row.probe else "",
+                                       "human" if row.human else "") if c)
         cls_attr = f' class="{classes}"' if classes else ""
-        tds = [f'<td class="num" data-v="{row.rank}">{row.rank}</td>',
+        rank = len(board.rows) if row.human else row.rank  # the ceiling sorts under the systems
+        tds = [f'<td class="num" data-v="{rank}">{"-" if row.human else row.rank}</td>',
                f'<td data-v="{esc(name)}">{_system_cell(row, name, records)}</td>',
                f'<td data-v="{esc(row.scorer)}"><span class="fam">{esc(row.scorer)}</span></td>',
                f'<td class="num" data-v="{data_v(m.get("value"))}">{esc(fmt_metric(m))}<br>'

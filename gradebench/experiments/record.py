@@ -287,6 +287,26 @@ class BiasControls(BiasFigures):
     groups: list[BiasGroup]
 
 
+class HumanAgreement(_Model):
+    """How a ``human`` record (the human ceiling, :mod:`gradebench.experiments.human`) was made:
+    the annotators of each item split into two halves, the candidates scored by one half's votes
+    and graded by the other's, so its metrics are one half of the crowd predicting the other."""
+
+    method: Literal["split-half"] = "split-half"
+    item: Literal["query", "candidate"] = Field(
+        description="what the votes are of: the query (one vote per annotator among its candidates, ChaosNLI) "
+                    "or each candidate (a yes/no vote per annotator, WinoWhy)")
+    votes_per_item: int = Field(ge=2, description="annotators per item")
+    score_half: int = Field(ge=1, description="annotators whose votes score the candidates")
+    grade_half: int = Field(ge=1, description="annotators whose votes grade them (the record's relevance)")
+    grades: str = Field(description="how the grading half's votes become grades (the benchmark's own rule)")
+    split_seed: str = Field(description="how each item's split is drawn (content seeds, no global RNG)")
+    measures: str = Field(description="what the figure is, and what it is not")
+    jsd: MetricValue | None = Field(
+        None, description="mean Jensen-Shannon divergence (base 2) between the halves' label distributions per "
+                          "query, with its bootstrap CI (query-level votes only)")
+
+
 class RecordFiles(_Model):
     """The record's two tables, by file name in the record's folder (``<id>`` + a suffix, nothing else),
     and their digests (:mod:`gradebench.experiments.verify`; null in records written before them).
@@ -316,8 +336,9 @@ class EvalRecord(_Model):
     created_at: str
     benchmark: BenchmarkRef
     split: Split
-    labels: Literal["relevance"] = Field(
-        "relevance", description="the label column the metrics compare predictions with")
+    labels: Literal["relevance", "other-half"] = Field(
+        "relevance", description="the label column the metrics compare predictions with ('other-half': a human "
+                                 "record's grades from the half of the annotators that did not score, see human)")
     scorer: ScorerRef
     loss: LossRef
     run: RunRef | None
@@ -334,6 +355,8 @@ class EvalRecord(_Model):
     bias: BiasControls | None = None
     #: the batch-size-1 invariance check of a model adapter (``--check-invariance``), else null
     invariance: InvarianceCheck | None = None
+    #: a human-ceiling record's split (:mod:`gradebench.experiments.human`), else null
+    human: HumanAgreement | None = None
 
     _path: Path | None = PrivateAttr(default=None)
 

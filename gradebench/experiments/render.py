@@ -51,6 +51,11 @@ class Row:
     #: the training budget (``300 queries x 2 epochs``; ``untrained``) and the device the records ran on
     training: str = "untrained"
     device: str = "-"
+    #: the scorer's kind (``baseline``, ``probe``, ``neural``, ``gbdt``, ``external``, ``human``)
+    kind: str = ""
+    #: the human ceiling (:mod:`gradebench.experiments.human`): shown under the systems, outside the
+    #: ranking and the tests against the best (rank 0)
+    human: bool = False
 
 
 @dataclass(frozen=True)
@@ -94,6 +99,8 @@ def fmt_metric(m: dict[str, Any] | None) -> str:
 
 
 def mark(row: Row) -> str:
+    if row.human:
+        return "ceiling"
     if row.is_best and row.tied_with_best is not None:
         return "best"
     if row.tied_with_best is None:
@@ -103,7 +110,7 @@ def mark(row: Row) -> str:
 
 def cells(lb: Leaderboard, row: Row) -> list[str]:
     name = row.system + (" (probe)" if row.probe else "")
-    return [str(row.rank), name, str(row.n_seeds), row.training, row.device,
+    return ["-" if row.human else str(row.rank), name, str(row.n_seeds), row.training, row.device,
             *(fmt_metric(row.metrics.get(m)) for m in columns(lb)), mark(row)]
 
 
@@ -131,6 +138,22 @@ def validity_line(board: Board) -> str:
     ci = "" if v["ci_low"] is None else f" [{v['ci_low']:.3f}, {v['ci_high']:.3f}]"
     gap = "" if v["gap_to_best"] is None else f", gap to best {v['gap_to_best']:.3f}"
     return f"Benchmark validity: {PROBE} probe {v['metric']} {v['value']:.3f}{ci}{gap} ({verdict})."
+
+
+def verdict_line(board: Board) -> str:
+    """The board's validity verdict in one line (:func:`gradebench.experiments.leaderboard.verdict`):
+    best reader, best shortcut, the human ceiling where known, and whether readers beat the shortcut."""
+    v = (board.validity or {}).get("verdict")
+    if not v:
+        return ""
+    parts = [f"Verdict ({v['metric']}): {v['line']}."]
+    for key, what in (("best_reader", "best reader"), ("best_shortcut", "best shortcut"), ("human", "human ceiling")):
+        x = v.get(key)
+        if x is not None and x.get("value") is not None:
+            parts.append(f"{what.capitalize()}: {x['name']} {fmt_metric(x)}.")
+    if v.get("headroom") is not None:
+        parts.append(f"Headroom (ceiling - best system): {v['headroom']:+.3f}.")
+    return " ".join(parts)
 
 
 def footer(lb: Leaderboard) -> str:
@@ -176,6 +199,9 @@ def markdown(lb: Leaderboard) -> str:
             out.append("| " + " | ".join(_md_escape(c) for c in cells(lb, row)) + " |")
         out.append("")
         line = validity_line(board)
+        if line:
+            out.append(line + "\n")
+        line = verdict_line(board)
         if line:
             out.append(line + "\n")
     out += _policies_markdown(lb)
@@ -235,8 +261,9 @@ def _paragraph(text: str, width: int | None) -> list[str]:
 def _text_rows(lb: Leaderboard, board: Board, wide: bool) -> tuple[list[str], list[list[str]]]:
     metrics = columns(lb) if wide else [lb.sort_by]
     head = ["#", *metrics, "vs best", "seeds", "system"]
-    rows = [[str(row.rank), *(fmt_metric(row.metrics.get(m)) for m in metrics), mark(row), str(row.n_seeds),
-             row.system + (" (probe)" if row.probe else "") + f" [{row.training}; {row.device}]"]
+    rows = [["-" if row.human else str(row.rank), *(fmt_metric(row.metrics.get(m)) for m in metrics), mark(row),
+             str(row.n_seeds), row.system + (" (probe)" if row.probe else "")
+             + f" [{row.training}; {row.device}]"]
             for row in board.rows]
     return head, rows
 
@@ -253,9 +280,9 @@ def text(lb: Leaderboard, *, width: int | None = 80, wide: bool = False) -> str:
     for board in lb.boards:
         head, rows = _text_rows(lb, board, wide)
         out += [title(board), *text_table(head, rows, width=width, right=(0, len(head) - 2)), ""]
-        line = validity_line(board)
-        if line:
-            out += [*_paragraph(line, width), ""]
+        for line in (validity_line(board), verdict_line(board)):
+            if line:
+                out += [*_paragraph(line, width), ""]
     if lb.policies:
         out += ["Policies (means over the last logged steps)"]
         if wide:

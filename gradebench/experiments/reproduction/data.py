@@ -22,7 +22,7 @@ from typing import Any, Literal
 import numpy as np
 
 from gradebench.errors import RecordError
-from gradebench.experiments.leaderboard import system_key
+from gradebench.experiments.leaderboard import is_human, system_key
 from gradebench.experiments.policy_record import PolicyRecord
 from gradebench.experiments.record import EvalRecord
 from gradebench.experiments.figures import (  # noqa: F401 - Dense: re-exported
@@ -110,7 +110,8 @@ class Evidence:
                                               "(--results-dir), e.g. leaderboard/results")
         self.root = root
         self.build_dir = Path(build_dir)
-        self.records: list[EvalRecord] = verified_records(root, split=TEST)  # failing records left out
+        # failing records left out, and the human ceiling (not a system: gradebench.experiments.human)
+        self.records: list[EvalRecord] = [r for r in verified_records(root, split=TEST) if not is_human(r)]
         self.policies: list[PolicyRecord] = list_records(root, kind="policy")
         self.systems = _systems(self.records)
         self._per_query: dict[str, dict[str, tuple[list[str], np.ndarray]]] = {}

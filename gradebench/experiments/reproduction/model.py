@@ -115,6 +115,9 @@ class ReproductionReport:
     claims: tuple[ClaimResult, ...] = field(default_factory=tuple)
     #: every system the claims can read: (benchmark, system, seeds, training budget, device)
     systems: tuple[tuple[str, str, str, str, str], ...] = field(default_factory=tuple)
+    #: each benchmark's validity verdict, one line per board (the leaderboard's
+    #: :func:`~gradebench.experiments.leaderboard.verdict`, on its sort metric)
+    verdicts: tuple[str, ...] = field(default_factory=tuple)
 
     @property
     def counts(self) -> dict[str, int]:

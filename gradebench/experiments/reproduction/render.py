@@ -77,6 +77,8 @@ def intro(report: ReproductionReport) -> list[str]:
         "figures (and the ChaosNLI reference) are quoted with their source "
         "(gradebench/experiments/reproduction/papers.py).",
         f"{len(report.claims)} claims: {counts}.",
+        *(["Validity verdicts (every benchmark's leaderboard, from the records: `gradebench leaderboard`):",
+           *(f"- {v}" for v in report.verdicts)] if report.verdicts else []),
     ]
 
 

@@ -17,7 +17,7 @@ from gradebench.experiments.reproduction.claims_losses import families, l2r2, li
 from gradebench.experiments.reproduction.claims_tasks import chaosnli, rank_to_class, worldtree
 from gradebench.experiments.reproduction.claims_policy import policy_rewards
 from gradebench.experiments.reproduction.claims_transfer import zero_shot
-from gradebench.experiments.reproduction.data import Evidence
+from gradebench.experiments.reproduction.data import TEST, Evidence
 from gradebench.experiments.reproduction.model import ClaimResult, ReproductionReport
 from gradebench.experiments.reproduction.render import markdown
 from gradebench.experiments.reproduction.render_html import html
@@ -59,7 +59,32 @@ def reproduction_report(results_dir: str | Path = RESULTS_DIR, *, alpha: float =
                               n_records=len(ev.records), n_policy_records=len(ev.policies), rules=RULES,
                               claims=claims, systems=tuple(
                                   (s.benchmark, s.label, str(len(s.records)), training_budget(list(s.records)),
-                                   devices(list(s.records))) for s in ev.systems))
+                                   devices(list(s.records))) for s in ev.systems),
+                              verdicts=verdicts(results_dir))
+
+
+def verdicts(results_dir: str | Path) -> tuple[str, ...]:
+    """One sentence per benchmark of the test split: its leaderboard's validity verdict
+    (:func:`gradebench.experiments.leaderboard.verdict`): the line, then the best reader, the best
+    shortcut and the human ceiling with its headroom where the records hold them."""
+    from gradebench.experiments.leaderboard import leaderboard
+    from gradebench.experiments.render import fmt_metric
+
+    out = []
+    for board in leaderboard(results_dir, split=TEST).boards:
+        v = (board.validity or {}).get("verdict")
+        if not v:
+            continue
+        parts = [f"{board.benchmark} ({board.fingerprint[:12]}, {v['metric']}): {v['line']}"]
+        for key, what in (("best_reader", "best reader"), ("best_shortcut", "best shortcut"),
+                          ("human", "human ceiling")):
+            x = v.get(key)
+            if x is not None and x.get("value") is not None:
+                parts.append(f"{what} {x['name']} {fmt_metric(x)}")
+        if v.get("headroom") is not None:
+            parts.append(f"headroom {v['headroom']:+.3f}")
+        out.append("; ".join(parts) + ".")
+    return tuple(out)
 
 
 def write_report(report: ReproductionReport, out: str | Path, *, fmt: str = "md") -> Path:
