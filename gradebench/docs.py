@@ -186,6 +186,8 @@ def _ceiling_and_verdict(board) -> list[str]:
         short = f"readers +{m['value']:.3f} [{m['ci_low']:.3f}, {m['ci_high']:.3f}]"
     elif line.startswith("solved by a shortcut"):
         short = f"shortcut ({v['best_shortcut']['name']})"
+    elif line.startswith("not shown"):
+        short = f"not shown ({m['value']:+.3f} [{m['ci_low']:.3f}, {m['ci_high']:.3f}])"
     else:
         short = "–"
     return [ceiling, short]

@@ -245,6 +245,8 @@ def _board(name: str, fp: str, split: str, records: list[EvalRecord], sort_by: s
 #: the shortcuts of a validity verdict: scorers that never read the pair (query-blind, label-aware),
 #: surface statistics (length, overlap, bm25) and learned rankers on lexical features
 SHORTCUTS = ("query-blind", "label-aware", "length", "overlap", "bm25", "lexical-gbdt", "lambdamart")
+#: a shortcut at or above this value of the metric has solved the benchmark, whatever the readers do
+SATURATED = 0.99
 #: the scorer kinds whose systems are readers (a model reading query and candidate text)
 READER_KINDS = ("neural", "external")
 
@@ -260,8 +262,9 @@ def verdict(systems: list[dict[str, Any]], humans: list[dict[str, Any]], sort_by
     a ``human`` record exists, its headroom over the best system, and the margin of the best reader
     over the best shortcut: the mean per-query difference of their seed-averaged values with a
     percentile bootstrap CI over the queries both define (the records' resample count, seed 0).
-    ``line``: "readers beat the best shortcut by X [lo, hi]" when the CI is above 0, else "solved by
-    a shortcut: not a reading benchmark" (the reader is not significantly better)."""
+    ``line``: "readers beat the best shortcut by X [lo, hi]" when the CI is above 0; "solved by a
+    shortcut: not a reading benchmark" when it is below 0 or the shortcut reaches
+    :data:`SATURATED`; else "not shown to need reading" (the CI holds 0)."""
     def top(group: list[dict[str, Any]]) -> dict[str, Any] | None:
         return next((s for s in group if s["metrics"].get(sort_by, {}).get("value") is not None), None)
 
@@ -294,8 +297,12 @@ def verdict(systems: list[dict[str, Any]], humans: list[dict[str, Any]], sort_by
                        f"[{margin['ci_low']:.3f}, {margin['ci_high']:.3f}]")
     else:
         ci = "" if margin["ci_low"] is None else f" [{margin['ci_low']:.3f}, {margin['ci_high']:.3f}]"
-        out["line"] = (f"solved by a shortcut: not a reading benchmark (the best reader is "
-                       f"{margin['value']:+.3f}{ci} from the best shortcut)")
+        gap = f"the best reader is {margin['value']:+.3f}{ci} from the best shortcut"
+        below = margin["ci_high"] is not None and margin["ci_high"] < 0
+        if below or shortcut["metrics"][sort_by]["value"] >= SATURATED:
+            out["line"] = f"solved by a shortcut: not a reading benchmark ({gap})"
+        else:  # a CI around 0 under an unsaturated shortcut: no evidence either way
+            out["line"] = f"not shown to need reading: {gap}"
     return out
 
 

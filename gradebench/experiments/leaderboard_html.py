@@ -139,7 +139,7 @@ def _section(lb: Leaderboard, board: Board, bid: str, records: Mapping[str, Any]
         out.append(f'<p class="verdict {_verdict_class(board.validity)}">{esc(line)}</p>')
     line = verdict_line(board)
     if line:
-        bad = "solved by a shortcut" in line or "no verdict" in line
+        bad = "solved by a shortcut" in line or "no verdict" in line or "not shown" in line
         out.append(f'<p class="verdict {"v-warn" if bad else "v-ok"}">{esc(line)}</p>')
     out += _table(lb, board, f"t-{bid}", records)
     out += _figures(lb, board, records)

@@ -172,3 +172,25 @@ def test_verdict_margin_is_the_paired_mean_over_queries():
     m = v["margin"]
     assert m["value"] == pytest.approx(want) and m["ci_low"] <= m["value"] <= m["ci_high"]
     assert v["line"].startswith("readers beat") == (m["ci_low"] > 0)
+
+
+def test_every_committed_verdict_line_follows_its_margin():
+    """Each board's line is the one its figures call for: readers ahead (CI above 0), solved by a
+    shortcut (CI below 0, or the shortcut saturated), or not shown (a CI around 0 below saturation)."""
+    from gradebench.experiments.leaderboard import SATURATED, leaderboard
+
+    seen = set()
+    for board in leaderboard(Path(__file__).resolve().parents[2] / "leaderboard" / "results").boards:
+        v = (board.validity or {}).get("verdict")
+        if not v or not v.get("margin"):
+            continue
+        m, shortcut, line = v["margin"], v["best_shortcut"]["value"], v["line"]
+        if m["ci_low"] > 0:
+            kind = "readers beat the best shortcut"
+        elif m["ci_high"] < 0 or shortcut >= SATURATED:
+            kind = "solved by a shortcut"
+        else:
+            kind = "not shown to need reading"
+        assert line.startswith(kind), (board.benchmark, line, m, shortcut)
+        seen.add(kind)
+    assert len(seen) == 3  # the committed records hold every case
