@@ -48,6 +48,7 @@ def test_eval_json_equals_api(demo_bench, tmp_path, capsys):
     (["--run", "/r", "--set", "a=1"], "--set and --run conflict"),
     (["--scorer", "bm2"], "unknown scorer 'bm2'; did you mean 'bm25'"),
     (["--scorer", "bm25", "--set", "k9=1"], "bad config for scorer 'bm25'"),
+    (["--scorer", "bm25", "--set", "k11=1"], "unknown key 'k11'; did you mean 'k1'?"),  # issue 31
     (["--run", "/no/such/run"], "no such run folder"),
 ])
 def test_eval_errors(demo_bench, tmp_path, capsys, args, needle):
