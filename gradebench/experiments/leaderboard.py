@@ -140,7 +140,8 @@ def leaderboard(
     by_bench: dict[tuple[str, str], list[EvalRecord]] = {}
     for r in records:
         by_bench.setdefault((r.benchmark.name, r.benchmark.fingerprint), []).append(r)
-    boards = [_board(name, fp, split, recs, sort_by, alpha) for (name, fp), recs in sorted(by_bench.items())]
+    boards = [_board(name, fp, split, recs, sort_by, alpha, results_dir=root)
+              for (name, fp), recs in sorted(by_bench.items())]
     return Leaderboard(split=split, sort_by=sort_by, alpha=float(alpha), test=TEST, boards=boards,
                        policies=policy_rows(results_dir, benchmark))
 
@@ -190,7 +191,8 @@ def _reward_name(reward: Any) -> str | None:
     return reward.source
 
 
-def _board(name: str, fp: str, split: str, records: list[EvalRecord], sort_by: str, alpha: float) -> Board:
+def _board(name: str, fp: str, split: str, records: list[EvalRecord], sort_by: str, alpha: float, *,
+           results_dir: Path) -> Board:
     systems: dict[str, list[EvalRecord]] = {}
     for r in records:
         systems.setdefault(sha256_json(system_key(r)), []).append(r)
@@ -217,7 +219,25 @@ def _board(name: str, fp: str, split: str, records: list[EvalRecord], sort_by: s
             p_value=p, p_adjusted=adj, probe=rec.scorer.name == PROBE,
             training=training_budget(s["records"]), device=devices(s["records"]),
         ))
-    return Board(benchmark=name, fingerprint=fp, split=split, rows=rows, validity=_validity(rows, sort_by))
+    validity = _validity(rows, sort_by)
+    if validity is not None and not validity["evaluated"]:
+        validity["commands"] = probe_commands(records[0].benchmark.path, name, fp, split, results_dir)
+    return Board(benchmark=name, fingerprint=fp, split=split, rows=rows, validity=validity)
+
+
+def probe_commands(benchmark_path: str, name: str, fingerprint: str, split: str, results_dir: Path) -> list[str]:
+    """The commands that add the query-blind probe to a board that lacks it, as they run from the
+    folder the records' benchmark paths are relative to: train it (``--out`` a run folder under
+    ``gradebench-out/runs``), then evaluate the run into ``results_dir`` on ``split``."""
+    import shlex
+
+    from gradebench.paths import RUNS_DIR
+
+    run = RUNS_DIR / name / PROBE / fingerprint[:12]
+    split_flag = [] if split == "test" else ["--split", split]
+    train = ["gradebench", "train", "--benchmark", benchmark_path, "--scorer", PROBE, "--out", str(run)]
+    evaluate = ["gradebench", "eval", "--run", str(run), *split_flag, "--results-dir", str(results_dir)]
+    return [shlex.join(train), shlex.join(evaluate)]
 
 
 def training_budget(records: list[EvalRecord]) -> str:
