@@ -75,12 +75,45 @@ def build(
     if not result.cached:  # a cached build's figures were warned about when it was built (its card keeps them)
         for note in warning_lines(result.validity):
             sys.stderr.write(wrap(f"gradebench: warning: {note}") + "\n")
+        for note, command in empty_split_notes(result, resplit or r.resplit):
+            sys.stderr.write(wrap(f"gradebench: warning: {note}") + "\n" + command_block(command) + "\n")
     if as_json:
         _emit(result.to_dict(timings=timings))
         return
     _print_build(result)
     if timings:
         print(timings_text(result.timings, cached=result.cached))
+
+
+def empty_split_notes(result, resplit: str | tuple[int, int, int] | list[int] | None) -> list[tuple[str, str]]:
+    """``(note, command)`` when splits the build should have are empty: with a resplit, each split of
+    a non-zero share; without, ``test`` (the split ``gradebench eval`` scores by default). The
+    command scores a split the build has."""
+    import shlex
+
+    if isinstance(resplit, str):
+        resplit = parse_resplit(resplit)
+    shares = dict(zip(("train", "validation", "test"), resplit)) if resplit else {"test": 1}
+    have = [s for s, v in result.splits.items() if v.get("queries")]
+    empty = [s for s, share in shares.items() if share and s not in have]
+    if not empty or not have:
+        return []
+    lists = sum(result.splits[s]["queries"] for s in have)
+    many = len(empty) > 1
+    note = (f"split{'s' if many else ''} {' and '.join(empty)} {'are' if many else 'is'} empty: the source gave "
+            f"{lists} list{'s' if lists != 1 else ''}, all in {', '.join(have)}. Build from more rows, or score "
+            f"{have[0]} (`gradebench eval` scores test by default):")
+    return [(note, shlex.join(["gradebench", "eval", "--benchmark", str(result.path), "--scorer", "bm25",
+                               "--split", have[0]]))]
+
+
+def command_block(command: str) -> str:
+    """``command`` indented, broken into ``\\``-continued lines within the terminal's width (pasted
+    into a shell, the lines run as the one command)."""
+    from gradebench.cli.app import terminal_width
+    from gradebench.experiments.render import command_lines
+
+    return "\n".join(command_lines(command, terminal_width()))
 
 
 def wrap(text: str, width: int | None = None) -> str:
