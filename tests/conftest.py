@@ -84,6 +84,20 @@ def run_cli(capsys, *args: object) -> tuple[int, str, str]:
     return code, out, err
 
 
+def run_printed(command: str, cwd: Path, timeout: float = 600) -> subprocess.CompletedProcess:
+    """Run ``command`` -- a command line exactly as gradebench or the README printed it (``\\``
+    continuations, ``&&`` included) -- through ``bash`` in ``cwd``, with ``gradebench`` on the PATH
+    running this checkout (``python -m gradebench``)."""
+    bin_dir = cwd / ".printed-bin"
+    bin_dir.mkdir(exist_ok=True)
+    shim = bin_dir / "gradebench"
+    shim.write_text(f'#!/bin/sh\nexec "{sys.executable}" -m gradebench "$@"\n')
+    shim.chmod(0o755)
+    env = {**os.environ, "PATH": f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}", "PYTHONPATH": str(REPO)}
+    return subprocess.run(["bash", "-euo", "pipefail", "-c", command], cwd=cwd, env=env, capture_output=True,
+                          text=True, timeout=timeout)
+
+
 @pytest.fixture
 def cli(capsys):
     """``cli(*args) -> (exit_code, stdout, stderr)``: :func:`run_cli` with this test's ``capsys``."""

@@ -291,6 +291,12 @@ def render_card(manifest: dict[str, Any], builder: Any) -> str:
 PROBE_ORDER = ("length", "query_overlap", "human_authorship")
 
 
+def probes_in_order(probes: dict[str, Any]) -> list[tuple[str, Any]]:
+    """The shortcut probes' items in :data:`PROBE_ORDER` (the same for a fresh build's stats and a
+    cached one's, whose manifest JSON has its keys sorted)."""
+    return _in_order(probes, PROBE_ORDER)
+
+
 def _in_order(d: dict[str, Any], order: Sequence[str]) -> list[tuple[str, Any]]:
     """``d``'s items with the keys in ``order`` first, in that order, then the rest sorted."""
     first = [(k, d[k]) for k in order if k in d]

@@ -217,7 +217,8 @@ class Benchmark:
         if split not in self.files:
             raise UnknownNameError(
                 f"benchmark {self.name} has no split {split!r}", path=self.path,
-                hint=f"its splits: {', '.join(self.splits) or '(none)'}",
+                hint=f"its splits: {', '.join(self.splits) or '(none)'}"
+                     + (f"; score one with --split {self.splits[0]}" if self.splits else ""),
             )
         return read_lists(self.files[split], benchmark=self.name, fingerprint=self.fingerprint,
                           split=split, columns=columns)

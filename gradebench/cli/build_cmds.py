@@ -80,14 +80,78 @@ def build(
     )
     from gradebench.experiments.validity import warning_lines
 
-    for note in warning_lines(result.validity):
-        sys.stderr.write(f"gradebench: warning: {note}\n")
+    if not result.cached:  # a cached build's figures were warned about when it was built (its card keeps them)
+        for note in warning_lines(result.validity):
+            sys.stderr.write(wrap(f"gradebench: warning: {note}") + "\n")
+        for note, command in empty_split_notes(result, resplit or r.resplit):
+            sys.stderr.write(wrap(f"gradebench: warning: {note}") + "\n" + command_block(command) + "\n")
     if as_json:
         _emit(result.to_dict(timings=timings))
         return
     _print_build(result)
     if timings:
-        print("timings (s): " + ", ".join(f"{k} {v:.2f}" for k, v in result.timings.items()))
+        print(timings_text(result.timings, cached=result.cached))
+
+
+def empty_split_notes(result, resplit: str | tuple[int, int, int] | list[int] | None) -> list[tuple[str, str]]:
+    """``(note, command)`` when splits the build should have are empty: with a resplit, each split of
+    a non-zero share; without, ``test`` (the split ``gradebench eval`` scores by default). The
+    command scores a split the build has."""
+    import shlex
+
+    if isinstance(resplit, str):
+        resplit = parse_resplit(resplit)
+    shares = dict(zip(("train", "validation", "test"), resplit)) if resplit else {"test": 1}
+    have = [s for s, v in result.splits.items() if v.get("queries")]
+    empty = [s for s, share in shares.items() if share and s not in have]
+    if not empty or not have:
+        return []
+    lists = sum(result.splits[s]["queries"] for s in have)
+    many = len(empty) > 1
+    note = (f"split{'s' if many else ''} {' and '.join(empty)} {'are' if many else 'is'} empty: the source gave "
+            f"{lists} list{'s' if lists != 1 else ''}, all in {', '.join(have)}. Build from more rows, or score "
+            f"{have[0]} (`gradebench eval` scores test by default):")
+    return [(note, shlex.join(["gradebench", "eval", "--benchmark", str(result.path), "--scorer", "bm25",
+                               "--split", have[0]]))]
+
+
+def command_block(command: str) -> str:
+    """``command`` indented, broken into ``\\``-continued lines within the terminal's width (pasted
+    into a shell, the lines run as the one command)."""
+    from gradebench.cli.app import terminal_width
+    from gradebench.experiments.render import command_lines
+
+    return "\n".join(command_lines(command, terminal_width()))
+
+
+def wrap(text: str, width: int | None = None) -> str:
+    """``text`` broken at spaces into lines of at most ``width`` columns (the terminal's, else 80),
+    the lines after the first indented by two spaces."""
+    import textwrap
+
+    from gradebench.cli.app import terminal_width
+
+    return textwrap.fill(text, width=width or terminal_width(), subsequent_indent="  ", break_long_words=False,
+                         break_on_hyphens=False)
+
+
+def timings_text(timings: dict[str, float], *, cached: bool, width: int | None = None) -> str:
+    """``--timings``' lines: ``timings (s): read 0.03, select 5.07, ...`` within ``width`` columns, never
+    breaking a phase from its seconds; a cached build says that nothing was built."""
+    from gradebench.cli.app import terminal_width
+
+    if cached or not timings:
+        return "timings (s): none, the build was cached (--force rebuilds it)"
+    width = width or terminal_width()
+    lines, line = [], "timings (s):"
+    for i, (k, v) in enumerate(timings.items()):
+        item = f"{k} {v:.2f}" + ("," if i < len(timings) - 1 else "")
+        if len(line) + 1 + len(item) > width and line.strip():
+            lines.append(line)
+            line = "  " + item
+        else:
+            line += " " + item
+    return "\n".join([*lines, line])
 
 
 def validity_option(validity: str | None, no_validity: bool) -> str | bool:
@@ -154,9 +218,10 @@ def _print_build(result) -> None:
         console.print(f"validation: {'passed' if v.get('success') else 'FAILED'} ({v.get('expectations', '?')} expectations)")
     probes = result.stats.get("all", {}).get("shortcut_probes")
     if probes:
-        console.print(
-            "shortcut probes (0.5 = no signal): " + ", ".join(f"{k} {v:.3f}" for k, v in probes.items() if v is not None)
-        )
+        from gradebench.benchmark.card import probes_in_order
+
+        console.print("shortcut probes (0.5 = no signal): " + ", ".join(
+            f"{k} {v:.3f}" for k, v in probes_in_order(probes) if v is not None))
 
 
 @app.command()
@@ -188,8 +253,10 @@ def info(
     if a.get("shortcut_probes"):
         from rich.padding import Padding
 
+        from gradebench.benchmark.card import probes_in_order
+
         console.print(Padding("shortcut probes (0.5 = no signal): " + ", ".join(
-            f"{k} {v:.3f}" for k, v in a["shortcut_probes"].items() if v is not None), (0, 0, 0, 2)))
+            f"{k} {v:.3f}" for k, v in probes_in_order(a["shortcut_probes"]) if v is not None), (0, 0, 0, 2)))
 
 
 #: (stats key, column header) of the tier table of `gradebench info`

@@ -12,6 +12,8 @@ GradebenchError`
 permission, a file in the way)
 SIGINT (Ctrl-C) / SIGTERM              130 /  ``gradebench: interrupted; nothing was left
                                        143    half-written`` (``terminated`` for SIGTERM)
+the reader of stdout went away         141    nothing (``gradebench build ... | head``: the work
+                                              is done, only unread output is dropped)
 any other exception (a bug)            1      ``gradebench: internal error: <type>: <what>
                                               (hint: rerun with --debug ...)``
 =====================================  =====  ===============================================
@@ -82,14 +84,19 @@ def _os_error(e: OSError) -> int:
     return 2
 
 
+#: the exit status when stdout's reader went away: ``128 + SIGPIPE``, what a shell reports for
+#: ``git log | head`` or ``yes | head`` (1 would read as the internal error of the table above)
+BROKEN_PIPE_EXIT = 128 + getattr(signal, "SIGPIPE", 13)
+
+
 def _broken_pipe() -> int:
-    """The reader went away (``gradebench list --json | head``): exit quietly."""
+    """The reader went away (``gradebench list --json | head``): exit quietly with 141."""
     try:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())  # so the flush at exit does not fail again
     except (OSError, ValueError):
         pass
-    return 1
+    return BROKEN_PIPE_EXIT
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -112,6 +119,8 @@ def main(argv: list[str] | None = None) -> int:
                     raise Interrupted(received[-1]) from e
                 raise
     except (typer.Exit, SystemExit) as e:
+        if isinstance(e.__context__, BrokenPipeError):  # rich's Console exits 1 when its reader went away
+            return _broken_pipe()
         code = getattr(e, "exit_code", getattr(e, "code", 0))
         if code is None or isinstance(code, int):
             return code or 0

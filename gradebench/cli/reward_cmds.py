@@ -83,7 +83,8 @@ def reward_report_cmd(
         emit(report.to_dict())
         return
     from rich.console import Console
-    from rich.table import Table
+
+    from gradebench.cli.app import table
 
     console = Console()
     loss = f" + {report.loss}" if report.loss else ""
@@ -91,7 +92,7 @@ def reward_report_cmd(
     console.print(f"[bold]{report.scorer}{loss}[/bold] as a reward on {b['name']} ({b['split']}, {b['n_queries']} "
                   f"queries, {b['n_candidates']} candidates)")
     f = report.figures
-    t = Table("figure", "value")
+    t = table("figure", "value", numeric=True)  # the style of every other command's tables
     for name in ("score_std", "score_range", "separation_ratio", "separation_ratio_vs_score", "grade_eta2",
                  "grade_eta2_centered", "advantage_snr", "min_adjacent_snr", "inverted_adjacent_grades", "ndcg@5"):
         v = f[name]

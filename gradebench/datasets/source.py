@@ -248,7 +248,7 @@ def read_source_spec(path: Path) -> FamilySource:
     except ValidationError as e:
         msg, loc, hint = validation_problem(
             e.errors(), unknown_key_hint="remove it or fix its spelling; the keys are those of FamilySource, "
-            "Release and License in gradebench/datasets/source.py (see any family's source.yaml)"
+            "Release and License in gradebench/datasets/source.py (see any family's source.yaml)", model=FamilySource
         )
         raise RecipeError(msg, path=path, line=line_of(node, loc), key=dotted(loc) or None, hint=hint) from None
 

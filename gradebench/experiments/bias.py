@@ -78,13 +78,17 @@ def length_pairs(lists: Lists, scores: np.ndarray, lengths: np.ndarray | None = 
 
 
 def group_of(lists: Lists) -> tuple[str | None, np.ndarray | None]:
-    """``(column, [n_queries] group names)`` from the first subset/category column present, else ``(None, None)``."""
+    """``(column, [n_queries] group names)`` from the first subset/category column that names a group
+    for some query, else ``(None, None)``: an importer's ``subset`` column that the source left empty
+    (a preference file without subsets) is no grouping."""
     for col in GROUP_COLUMNS:
         values = lists.extra.get(col)
         if values is None:
             continue
         first = np.argmax(lists.mask, axis=1)
         names = np.array(["" if v is None else str(v) for v in values[np.arange(lists.n_queries), first]], dtype=object)
+        if not any(names):
+            continue
         return col, names
     return None, None
 

@@ -147,7 +147,8 @@ def leaderboard(
     by_bench: dict[tuple[str, str], list[EvalRecord]] = {}
     for r in records:
         by_bench.setdefault((r.benchmark.name, r.benchmark.fingerprint), []).append(r)
-    boards = [_board(name, fp, split, recs, sort_by, alpha) for (name, fp), recs in sorted(by_bench.items())]
+    boards = [_board(name, fp, split, recs, sort_by, alpha, results_dir=root)
+              for (name, fp), recs in sorted(by_bench.items())]
     return Leaderboard(split=split, sort_by=sort_by, alpha=float(alpha), test=TEST, boards=boards,
                        policies=policy_rows(results_dir, benchmark))
 
@@ -197,7 +198,8 @@ def _reward_name(reward: Any) -> str | None:
     return reward.source
 
 
-def _board(name: str, fp: str, split: str, records: list[EvalRecord], sort_by: str, alpha: float) -> Board:
+def _board(name: str, fp: str, split: str, records: list[EvalRecord], sort_by: str, alpha: float, *,
+           results_dir: Path) -> Board:
     systems: dict[str, list[EvalRecord]] = {}
     ceilings: dict[str, list[EvalRecord]] = {}
     for r in records:
@@ -237,6 +239,8 @@ def _board(name: str, fp: str, split: str, records: list[EvalRecord], sort_by: s
             device=devices(s["records"]), kind=rec.scorer.kind, human=True,
         ))
     validity = _validity(rows, sort_by)
+    if validity is not None and not validity["evaluated"]:
+        validity["commands"] = probe_commands(records[0].benchmark.path, name, fp, split, results_dir)
     if validity is not None:
         validity["verdict"] = verdict(built, humans, sort_by)
     return Board(benchmark=name, fingerprint=fp, split=split, rows=rows, validity=validity)
@@ -325,6 +329,21 @@ def _margin(reader: dict[str, Any], shortcut: dict[str, Any]) -> dict[str, Any] 
         low = high = None
     return {"value": json_float(float(diffs.mean())), "ci_low": low, "ci_high": high, "n_queries": int(diffs.size),
             "method": "paired percentile bootstrap over queries", "seed": 0}
+
+
+def probe_commands(benchmark_path: str, name: str, fingerprint: str, split: str, results_dir: Path) -> list[str]:
+    """The commands that add the query-blind probe to a board that lacks it, as they run from the
+    folder the records' benchmark paths are relative to: train it (``--out`` a run folder under
+    ``gradebench-out/runs``), then evaluate the run into ``results_dir`` on ``split``."""
+    import shlex
+
+    from gradebench.paths import RUNS_DIR
+
+    run = RUNS_DIR / name / PROBE / fingerprint[:12]
+    split_flag = [] if split == "test" else ["--split", split]
+    train = ["gradebench", "train", "--benchmark", benchmark_path, "--scorer", PROBE, "--out", str(run)]
+    evaluate = ["gradebench", "eval", "--run", str(run), *split_flag, "--results-dir", str(results_dir)]
+    return [shlex.join(train), shlex.join(evaluate)]
 
 
 def training_budget(records: list[EvalRecord]) -> str:

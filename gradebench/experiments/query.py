@@ -259,7 +259,8 @@ def check_read_only(con: Any, sql: str) -> None:
     kind = statements[0].type
     if kind != duckdb.StatementType.SELECT:
         name = getattr(kind, "name", str(kind))
-        raise QueryError(f"gradebench query is a read-only view of the records: a {name} statement is not "
+        article = "an" if name[:1] in "AEIOU" else "a"  # an UPDATE, an INSERT, a DELETE
+        raise QueryError(f"gradebench query is a read-only view of the records: {article} {name} statement is not "
                          "allowed, only SELECT (or WITH ... SELECT)",
                          hint="select from the views results, metrics, per_query, predictions, candidates, "
                               "records, policies; write files with --format csv|json and a shell redirect")

@@ -127,7 +127,9 @@ def validity_line(board: Board) -> str:
     if v is None:
         return ""
     if not v["evaluated"]:
-        return f"Benchmark validity: no {PROBE} probe evaluated (run `gradebench eval --scorer {PROBE}`)."
+        commands = v.get("commands") or []
+        how = "; add it with: " + " && ".join(f"`{c}`" for c in commands) if commands else ""
+        return f"Benchmark validity: no {PROBE} probe evaluated{how}."
     if v["value"] is None:
         return f"Benchmark validity: {PROBE} probe {v['metric']} undefined."
     verdict = ("the probe is the best system: the benchmark can be solved without reading the query"
@@ -254,6 +256,29 @@ def text_table(header: list[str], rows: list[list[str]], *, width: int | None = 
     return out
 
 
+def command_lines(command: str, width: int | None, indent: str = "  ") -> list[str]:
+    """A shell command broken between its words into lines within ``width`` (a word longer than that
+    gets a line of its own), each but the last ending in `` \\``, so the lines, pasted into a shell,
+    run as the one command; indented by ``indent`` (the continuation lines by two more spaces)."""
+    import shlex
+
+    if width is None:
+        return [indent + command]
+    words = [shlex.quote(w) for w in shlex.split(command)]
+    lines: list[str] = []
+    line = ""
+    for w in words:
+        lead = indent if not lines else indent + "  "
+        if line and len(lead) + len(line) + 1 + len(w) + 2 > width:
+            lines.append(line)
+            line = w
+        else:
+            line = f"{line} {w}" if line else w
+    lines.append(line)
+    return [(indent if i == 0 else indent + "  ") + text + (" \\" if i < len(lines) - 1 else "")
+            for i, text in enumerate(lines)]
+
+
 def _paragraph(text: str, width: int | None) -> list[str]:
     return [text] if width is None else textwrap.wrap(text, width, break_on_hyphens=False) or [""]
 
@@ -280,9 +305,14 @@ def text(lb: Leaderboard, *, width: int | None = 80, wide: bool = False) -> str:
     for board in lb.boards:
         head, rows = _text_rows(lb, board, wide)
         out += [title(board), *text_table(head, rows, width=width, right=(0, len(head) - 2)), ""]
-        for line in (validity_line(board), verdict_line(board)):
-            if line:
-                out += [*_paragraph(line, width), ""]
+        v = board.validity or {}
+        if v.get("commands"):  # commands as runnable lines (a shell joins the `\` continuations), not a paragraph
+            out += [f"Benchmark validity: no {PROBE} probe evaluated; add it with:",
+                    *(line for c in v["commands"] for line in command_lines(c, width)), ""]
+        elif line := validity_line(board):
+            out += [*_paragraph(line, width), ""]
+        if line := verdict_line(board):
+            out += [*_paragraph(line, width), ""]
     if lb.policies:
         out += ["Policies (means over the last logged steps)"]
         if wide:

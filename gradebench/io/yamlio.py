@@ -99,17 +99,23 @@ def line_of(node: yaml.Node | None, loc: tuple[Any, ...]) -> int | None:
     return line
 
 
-def validation_problem(errors: list[dict[str, Any]], *, unknown_key_hint: str) -> tuple[str, tuple[Any, ...], str]:
+def validation_problem(errors: list[dict[str, Any]], *, unknown_key_hint: str,
+                       model: type | None = None) -> tuple[str, tuple[Any, ...], str]:
     """``(message, location, hint)`` for the first of pydantic's ``ValidationError.errors()``.
 
-    An unknown key reads ``unknown key 'x'`` (with ``unknown_key_hint``), a missing one
-    ``missing required key 'x'``; any other problem keeps pydantic's message. More problems are
-    counted at the end of the message.
+    An unknown key reads ``unknown key 'x'`` (with ``unknown_key_hint``; with the pydantic
+    ``model`` that was validated, followed by ``did you mean 'y'?`` where a known key at that place
+    is close), a missing one ``missing required key 'x'``; any other problem keeps pydantic's
+    message. More problems are counted at the end of the message.
     """
     err = errors[0]
     loc = tuple(err["loc"])
     if err["type"] == "extra_forbidden":
+        from gradebench.registry import suggest
+
         msg, hint = f"unknown key {loc[-1]!r}", unknown_key_hint
+        if model is not None:
+            msg += suggest(loc[-1], known_keys(model, loc[:-1]))
     elif err["type"] == "missing":
         msg, hint = f"missing required key {loc[-1]!r}", "add it"
     else:
@@ -118,3 +124,47 @@ def validation_problem(errors: list[dict[str, Any]], *, unknown_key_hint: str) -
     if more:
         msg += f" (and {more} more problem{'s' if more > 1 else ''})"
     return msg, loc, hint
+
+
+def known_keys(model: type, loc: tuple[Any, ...]) -> list[str]:
+    """The keys (field names and aliases) of the pydantic model found at ``loc`` inside ``model``;
+    ``[]`` where the location leads to no model (a free-form mapping). A field annotated
+    ``M | None`` leads to ``M``; ``dict[str, M]`` and ``list[M]`` take the next part of ``loc`` as a
+    key or index and lead to ``M`` (tests/benchmark/test_recipes.py checks each case).
+    """
+    import typing
+
+    node: Any = model
+    for part in loc:
+        node = _model_or_container(node)
+        if node is None:
+            return []
+        if getattr(node, "model_fields", None) is None:  # dict[str, M] / list[M]: ``part`` is a key or index
+            args = typing.get_args(node)
+            node = args[-1] if args else None
+            continue
+        fields = node.model_fields
+        field = fields.get(part) or next((f for f in fields.values() if f.alias == part), None)
+        if field is None:
+            return []
+        node = field.annotation
+    node = _model_or_container(node)
+    if node is None or getattr(node, "model_fields", None) is None:
+        return []
+    return sorted({*node.model_fields, *(f.alias for f in node.model_fields.values() if f.alias)})
+
+
+def _model_or_container(annotation: Any) -> Any:
+    """``annotation`` without ``Optional``/``Union``/``Annotated``: the first pydantic model or
+    dict/list type in it, or None."""
+    import typing
+
+    if getattr(annotation, "model_fields", None) is not None:
+        return annotation
+    if typing.get_origin(annotation) in (dict, list, tuple):
+        return annotation
+    for arg in typing.get_args(annotation):
+        found = _model_or_container(arg)
+        if found is not None:
+            return found
+    return None

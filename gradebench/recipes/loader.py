@@ -59,12 +59,13 @@ def load_recipe(name_or_path: str | Path) -> Recipe:
     path = resolve_recipe_path(name_or_path)
     data, node = read_mapping(path, what="recipe", start_hint="start with 'name: ...'")
     data = _resolve_extends(data, path, node, seen=(path.resolve(),))
+    model = recipe_model(_builder_of(data, path, node))
     try:
-        return recipe_model(_builder_of(data, path, node)).model_validate(data)
+        return model.model_validate(data)
     except ValidationError as e:
         msg, loc, hint = validation_problem(
-            e.errors(), unknown_key_hint="remove it or fix its spelling; see the other recipes in recipes/ for the known keys"
-        )
+            e.errors(), unknown_key_hint="remove it or fix its spelling; see the other recipes in recipes/ for the known keys",
+            model=model)
         raise RecipeError(msg, path=path, line=_line_of(node, loc), key=_dotted(loc) or None, hint=hint) from None
 
 
@@ -151,13 +152,16 @@ def recipe_from_json(text: str) -> Recipe:
 
 def recipe_from_dict(data: dict[str, Any]) -> Recipe:
     """Validate an in-memory recipe (tests, the Python API)."""
+    model = recipe_model(_builder_of(data))
     try:
-        return recipe_model(_builder_of(data)).model_validate(data)
+        return model.model_validate(data)
     except ValidationError as e:
         err = e.errors()[0]
-        raise RecipeError(
-            err["msg"].removeprefix("Value error, "), key=_dotted(tuple(err["loc"])), hint="fix the value"
-        ) from None
+        msg = err["msg"].removeprefix("Value error, ")
+        if err["type"] == "extra_forbidden":  # an unknown key (a typo in --map ROLE=COLUMN): its close matches
+            msg, _, _ = validation_problem([err], unknown_key_hint="", model=model)
+        hint = "fix its spelling" if err["type"] == "extra_forbidden" else "fix the value"
+        raise RecipeError(msg, key=_dotted(tuple(err["loc"])), hint=hint) from None
 
 
 def with_overrides(recipe: Recipe, overrides: dict[str, Any]) -> Recipe:

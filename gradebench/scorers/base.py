@@ -102,8 +102,13 @@ class Scorer(ABC):
             except ValidationError as e:
                 err = e.errors()[0]
                 key = ".".join(str(p) for p in err.get("loc", ())) or None
+                msg = err.get("msg")
+                if err.get("type") == "extra_forbidden":  # a typo'd --set key: its close matches
+                    from gradebench.registry import suggest
+
+                    msg = f"unknown key {key!r}" + suggest(key, cls.Config.model_fields)
                 raise InvalidArgumentError(
-                    f"bad config for scorer {cls.name!r}: {err.get('msg')}", key=key,
+                    f"bad config for scorer {cls.name!r}: {msg}", key=key,
                     hint=f"its keys: {', '.join(cls.Config.model_fields) or '(none)'}",
                 ) from None
         raise InvalidArgumentError(f"config must be a dict or {cls.Config.__name__}, got {type(config).__name__}")

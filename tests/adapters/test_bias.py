@@ -83,6 +83,17 @@ def test_figures_per_subset_when_the_benchmark_has_one():
     assert any(w.startswith("[subset=safety] overlap baseline") for w in safety["warnings"])
 
 
+@pytest.mark.parametrize("empty", [None, ""])
+def test_an_empty_subset_column_is_no_grouping(empty):
+    """A preference file without subsets gives a ``subset`` column of nulls: no per-subset figures and
+    no ``[subset=]`` warnings (issue 31)."""
+    lists = _lists(ROWS, subsets={"q1": empty, "q2": empty})
+    by_length = np.vectorize(lambda t: float(len(t.split())))(lists.candidates)
+    out = bias_controls(lists, by_length, system="mine")
+    assert out["group_column"] is None and out["groups"] == []
+    assert out["warnings"] and not any("[subset" in w for w in out["warnings"])
+
+
 def test_an_importer_subset_column_reaches_the_record_per_subset(cli, chat_reward, tmp_path):
     """RewardBench layout -> ``build preference-pairs`` (subset kept) -> ``eval --model`` (a chat reward model):
     the record's bias controls come per subset, each with its own baselines, system figure and warnings."""

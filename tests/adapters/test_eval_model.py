@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import shutil
+from pathlib import Path
 
 import jsonschema
 import numpy as np
@@ -137,6 +138,9 @@ def test_a_failed_invariance_check_exits_1_with_the_figure(cli, demo_benchmark, 
     ("random-safetensors", [], "model.safetensors: corrupt or truncated weights file (SafetensorError"),
     ("random-bin", [], "pytorch_model.bin: corrupt or truncated weights file (neither a complete zip archive"),
     ("truncated-minilm", ["--adapter", "bi-encoder"], "model.safetensors: corrupt or truncated weights file"),
+    # the hint fits the problem (issue 31: it asked for "a local model folder ... or a Hub id")
+    ("truncated-minilm", ["--adapter", "bi-encoder"], "(hint: the file is damaged (cut short or overwritten): copy "
+                                                      "or save the model into this folder again)"),
 ])
 def test_bad_input_is_one_line_and_exit_2(request, cli, capsys, demo_benchmark, tmp_path, setup, args, needle):
     if setup == "empty":
@@ -265,3 +269,11 @@ def test_only_the_main_process_writes_and_speaks(cli, demo_benchmark, tmp_path, 
     code, out, err = cli("eval", "--benchmark", demo_benchmark, "--scorer", "bm25", "--resamples", 20,
                          "--results-dir", tmp_path, "--json")
     assert code == 0 and json.loads(out)["id"] and len(list(tmp_path.rglob("*.json"))) == 1
+
+
+def test_a_damaged_hub_download_is_fetched_again():
+    from gradebench.scorers.adapters.base import damaged_weights_hint
+    from gradebench.scorers.adapters.model_files import ModelFolder
+
+    hub = ModelFolder(id="org/model", path=Path("/cache/snap"), source="hub", revision="0123abcd", name="org/model")
+    assert "`hf download org/model --revision 0123abcd --force-download`" in damaged_weights_hint(hub)

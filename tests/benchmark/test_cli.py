@@ -170,3 +170,34 @@ def test_the_python_api_takes_resplit_as_the_command_line_writes_it(tmp_path):
             build("demo", out=tmp_path / "bad", resplit=bad)
         assert "a tuple such as (80, 10, 10)" in str(e.value) and "--resplit" not in str(e.value)
     assert not (tmp_path / "bad").exists()
+
+
+@pytest.mark.parametrize("resplit", [None, "80/10/10"])
+def test_an_empty_split_is_said_at_build_and_eval_time(tmp_path, capsys, monkeypatch, resplit):
+    """Issue 31: a small source that fills only train (no split in the file's name; or a resplit of too
+    few lists) -- the build says which splits are empty and prints a command that scores the one there
+    is (run here as printed); eval of the default --split test names the splits there are."""
+    from tests.conftest import run_printed
+
+    monkeypatch.setenv("COLUMNS", "80")
+    src = tmp_path / "src"
+    src.mkdir()
+    lines = (FIXTURES / "esnli" / "csv" / "esnli_dev.csv").read_text(encoding="utf-8").splitlines(keepends=True)
+    (src / "sample.csv").write_text("".join(lines[:3]), encoding="utf-8")  # the header and two pairs: train
+    code, out, err = run_cli(capsys, "build", "esnli", "--source", src, "--out", tmp_path / "out", "--no-validity",
+                             *(["--resplit", resplit] if resplit else []))
+    assert code == 0, err
+    bench = json.loads(run_cli(capsys, "build", "esnli", "--source", src, "--out", tmp_path / "out",
+                               "--no-validity", *(["--resplit", resplit] if resplit else []), "--json")[1])
+    assert set(bench["splits"]) == {"train"}
+    empty = "splits validation and test are" if resplit else "split test is"
+    assert " ".join(err.split()).startswith(f"gradebench: warning: {empty} empty: the source gave 2 lists, all in "
+                                            "train.")
+    # within 80 columns, but for a line holding one word longer than that (pytest's temporary path)
+    assert all(len(line) <= 80 or len(line.removesuffix(" \\").split()) == 1 for line in err.splitlines())
+    command = err[err.index("\n  gradebench eval") + 1:].rstrip("\n")
+    done = run_printed(command, cwd=tmp_path)
+    assert done.returncode == 0 and "bm25" in done.stdout, done.stderr
+    code, _, err = run_cli(capsys, "eval", "--benchmark", bench["path"], "--scorer", "bm25",
+                           "--results-dir", tmp_path / "res")
+    assert code == 2 and "has no split 'test' (hint: its splits: train; score one with --split train)" in err

@@ -71,6 +71,52 @@ def test_unknown_key_names_key_file_and_line(tmp_path):
     line = int(msg.split(f"{p}:")[1].split(",")[0])
     assert "scroe_range" in p.read_text().splitlines()[line - 1]
 
+    assert "did you mean 'score_range'?" in msg  # a key of the tier, where the typo is (issue 31)
+
+
+@pytest.mark.parametrize("place, typo, known", [
+    ((), "shuffle_candidate", "shuffle_candidates"),  # a common key
+    (("source",), "famly", "family"),  # a nested model
+    ((), "query_templat", "query_template"),  # a key of the builder's section, at the same level
+    (("scoring", "adjustments"), "short_tier", "short_tiers"),  # a model two levels down
+])
+def test_unknown_key_suggests_the_close_known_keys(tmp_path, place, typo, known):
+    data = _esnli_dict()
+    node = data
+    for part in place:
+        node = node[part]
+    node[typo] = node.get(known, True)
+    with pytest.raises(RecipeError, match=f"unknown key '{typo}'; did you mean '{known}'[ ?]"):
+        load_recipe(_write(tmp_path, data))
+
+
+def test_unknown_map_role_suggests_the_column_roles():
+    from gradebench.recipes.loader import with_overrides
+
+    with pytest.raises(RecipeError, match="unknown key 'premis'; did you mean 'premise'\\?"):
+        with_overrides(load_recipe("nli-table"), {"columns.premis": "sentence1"})
+
+
+def test_known_keys_follows_optional_dict_and_list_fields():
+    from pydantic import BaseModel
+
+    from gradebench.io.yamlio import known_keys
+
+    class Inner(BaseModel):
+        alpha: int = 0
+        beta: int = 0
+
+    class Outer(BaseModel):
+        inner: Inner | None = None
+        named: dict[str, Inner] = {}
+        many: list[Inner] = []
+        free: dict[str, int] = {}
+
+    assert known_keys(Outer, ()) == ["free", "inner", "many", "named"]
+    assert known_keys(Outer, ("inner",)) == known_keys(Outer, ("named", "x")) == ["alpha", "beta"]
+    assert known_keys(Outer, ("many", 3)) == ["alpha", "beta"]
+    assert known_keys(Outer, ("free", "x")) == known_keys(Outer, ("nope",)) == []
+
 
 def test_min_greater_than_max(tmp_path):
     data = _esnli_dict()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from contextlib import nullcontext
 from pathlib import Path
 
@@ -334,11 +335,23 @@ def test_cli_prints_every_warning(tmp_path, capsys, monkeypatch):
     # measured while the build is validated (the engine's alongside hook), or after it
     monkeypatch.setattr(build_mod, "_measuring", lambda folder, manifest, mode: nullcontext(lambda: {"validity": figs}))
     monkeypatch.setattr(build_mod, "add_validity", lambda folder, mode="fast": figs)
-    code, out, err = run_cli(capsys, "build", "demo", "--out", tmp_path)
+    monkeypatch.setenv("COLUMNS", "80")
+    code, out, err = run_cli(capsys, "build", "demo", "--out", tmp_path, "--timings")
     assert code == 0
     assert err.count("gradebench: warning: ") == 3
+    assert max(map(len, err.splitlines())) <= 80  # wrapped to the terminal (issue 31: 225 columns)
+    assert max(map(len, out.splitlines())) <= 80  # the --timings line too (was 190)
+    assert "timings (s): read " in out
     flat = " ".join(out.split())  # rich wraps at the terminal width
     assert "label-aware 0.800" in flat and "lexical ceiling (strong) 0.900" in flat
+    # the same build again is cached: the figures are shown, the warnings are not repeated
+    code, again, err = run_cli(capsys, "build", "demo", "--out", tmp_path, "--timings")
+    assert code == 0 and " cached at " in again and "lexical ceiling (strong) 0.900" in " ".join(again.split())
+    assert err == "" and "timings (s): none, the build was cached" in again
+    # the shortcut probes are listed in one order, fresh or cached
+    fresh, cached = (re.search(r"shortcut probes \(0.5 = no signal\): ([a-z_ 0-9.,]+)", " ".join(text.split()))[1]
+                     for text in (out, again))
+    assert fresh == cached and fresh.startswith("length ") and "human_authorship" in fresh
 
 
 def test_cli_validity_switch(tmp_path, capsys, monkeypatch):

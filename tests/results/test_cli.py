@@ -12,7 +12,7 @@ from gradebench.experiments.query import run_query
 from gradebench.experiments.render import text
 from gradebench.experiments.store import read_record
 from gradebench.experiments.sweep import sweep
-from tests.conftest import run_cli
+from tests.conftest import run_cli, run_printed
 
 VOLATILE = ("created_at", "timings", "environment")
 
@@ -49,6 +49,7 @@ def test_eval_json_equals_api(demo_bench, tmp_path, capsys):
     (["--run", "/r", "--set", "a=1"], "--set and --run conflict"),
     (["--scorer", "bm2"], "unknown scorer 'bm2'; did you mean 'bm25'"),
     (["--scorer", "bm25", "--set", "k9=1"], "bad config for scorer 'bm25'"),
+    (["--scorer", "bm25", "--set", "k11=1"], "unknown key 'k11'; did you mean 'k1'?"),  # issue 31
     (["--run", "/no/such/run"], "no such run folder"),
 ])
 def test_eval_errors(demo_bench, tmp_path, capsys, args, needle):
@@ -156,3 +157,24 @@ def test_a_first_eval_lands_under_gradebench_out_and_the_readers_find_it(demo_be
     assert [r["system"] for b in json.loads(out)["boards"] for r in b["rows"]] == ["length"]
     code, out, err = run_cli(capsys, "query", "select id from results", "--format", "json")
     assert code == 0 and json.loads(out)["rows"] == [{"id": rid}], err
+
+
+def test_leaderboard_probe_hint_is_a_command_that_works_as_printed(demo_bench, tmp_path, capsys, monkeypatch):
+    """The validity line of a board without the query-blind probe prints the commands that add it;
+    run as printed (issue 31: it said `gradebench eval --scorer query-blind`, which refuses an
+    untrained probe), they do."""
+    monkeypatch.setenv("COLUMNS", "80")
+    res = tmp_path / "res"
+    assert run_cli(capsys, "eval", "--benchmark", demo_bench, "--scorer", "bm25", "--results-dir", res)[0] == 0
+    code, out, _ = run_cli(capsys, "leaderboard", "--results-dir", res)
+    assert code == 0 and max(map(len, out.splitlines())) <= 80
+    lines = out.splitlines()
+    start = lines.index("Benchmark validity: no query-blind probe evaluated; add it with:") + 1
+    block = lines[start:lines.index("", start)]  # the commands, `\\`-continued to fit 80 columns
+    assert [line.split()[:2] for line in block if not line.startswith("    ")] == [
+        ["gradebench", "train"], ["gradebench", "eval"]]
+    done = run_printed("\n".join(block), cwd=tmp_path)  # pasted into a shell as printed
+    assert done.returncode == 0, done.stderr
+    board = leaderboard(res).boards[0]
+    assert board.validity["evaluated"] and any(r.probe for r in board.rows)
+    assert "commands" not in board.validity and "add it with" not in leaderboard(res).to_markdown()

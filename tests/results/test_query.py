@@ -115,8 +115,10 @@ def test_views_sql_is_found():
 
 # -- a read-only view of the records (issue 16.7) ---------------------------------------------------
 @pytest.mark.parametrize("sql, needle", [
-    ("COPY (SELECT * FROM results) TO 'stolen.csv'", "COPY statement is not allowed"),
-    ("ATTACH 'other.duckdb' AS other", "ATTACH statement is not allowed"),
+    ("COPY (SELECT * FROM results) TO 'stolen.csv'", "a COPY statement is not allowed"),
+    ("ATTACH 'other.duckdb' AS other", "an ATTACH statement is not allowed"),
+    ("UPDATE results SET split = 'x'", "an UPDATE statement is not allowed"),
+    ("DELETE FROM results", "a DELETE statement is not allowed"),
     ("SELECT 1; SELECT 2", "holds 2"),
     ("SELECT 1; COPY (SELECT 1) TO 'second.csv'", "holds 2"),
     ("CREATE TABLE t AS SELECT 1", "CREATE statement is not allowed"),

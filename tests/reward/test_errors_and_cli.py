@@ -159,6 +159,8 @@ def test_cli_json_equals_the_api(hashed_run, hashed_reward, demo_benchmark, tmp_
         reward_report(hashed_reward, benchmark=demo_benchmark, split="validation").to_dict()))
     code, out, err = cli("reward-report", hashed_reward, "--benchmark", demo_benchmark)
     assert code == 0 and "verdict" in out and "advantage_snr" in out
+    # the table style of the other commands (gradebench.cli.app.table: a rule under the header, no boxes)
+    assert not set("│┃┏┡└╇") & set(out) and "─" in out
 
 
 def test_report_errors(hashed_reward, demo_benchmark, tmp_path, cli):

@@ -92,10 +92,34 @@ def test_other_file(tmp_path):
         read_esnli(tmp_path / "data.parquet")
 
 
-def test_unexpected_csv_name_in_folder(tmp_path):
+def test_two_csv_files_of_one_split_in_a_folder(tmp_path):
     shutil.copy(CSV / "esnli_dev.csv", tmp_path / "esnli_dev.csv")
     shutil.copy(CSV / "esnli_dev.csv", tmp_path / "esnli_dev_backup.csv")
-    with pytest.raises(SourceFormatError, match="unexpected e-SNLI CSV name 'esnli_dev_backup.csv'"):
+    with pytest.raises(SourceFormatError, match="two CSV files for split 'validation': esnli_dev.csv and "
+                                                "esnli_dev_backup.csv"):
+        read_esnli(tmp_path)
+    (tmp_path / "esnli_dev_backup.csv").unlink()
+    shutil.copy(CSV / "esnli_train_1.csv", tmp_path / "esnli_train_1.csv")
+    shutil.copy(CSV / "esnli_train_1.csv", tmp_path / "sample.csv")  # no split named: train
+    with pytest.raises(SourceFormatError, match="two CSV files for split 'train'"):
+        read_esnli(tmp_path)
+
+
+@pytest.mark.parametrize("name, split", [("esnli_train_sample.csv", "train"), ("my-dev-rows.csv", "validation"),
+                                         ("sample.csv", "train")])
+def test_any_csv_with_the_release_header_is_read_from_a_folder_as_by_path(tmp_path, name, split):
+    """A real e-SNLI CSV under another name: read from its folder as it is by its path (issue 31; the
+    folder refused it as an 'unexpected e-SNLI CSV name'), its split from its name, else train."""
+    shutil.copy(CSV / "esnli_dev.csv", tmp_path / name)
+    (tmp_path / "notes.csv").write_text("a,b\n1,2\n")  # a CSV without the header is no e-SNLI file
+    by_folder, by_path = read_esnli(tmp_path), read_esnli(tmp_path / name)
+    assert list(by_folder.examples) == list(by_path.examples) == [split]
+    assert by_folder.examples == by_path.examples and len(by_folder.examples[split]) == 12
+
+
+def test_a_folder_of_other_csv_files_is_no_esnli_source(tmp_path):
+    (tmp_path / "notes.csv").write_text("a,b\n1,2\n")
+    with pytest.raises(SourceFormatError, match="no e-SNLI files found"):
         read_esnli(tmp_path)
 
 

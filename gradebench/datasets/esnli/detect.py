@@ -1,15 +1,20 @@
-"""Recognise which e-SNLI release a path holds, from file names only (no content is read).
+"""Recognise which e-SNLI release a path holds, from file names and CSV header lines only.
 
 Rules (first match wins), for a folder ``P``:
 
-1. ``P`` holds ``esnli_*.csv`` files -> the original CSV release (``esnli-csv``).
+1. ``P`` holds ``esnli_*.csv`` files, or other ``*.csv`` files whose first line is the release's
+   header (``pairID,gold_label,Sentence1,Sentence2,...``) -> the original CSV release
+   (``esnli-csv``). The release's names give the splits (``esnli_train_1.csv`` and
+   ``esnli_train_2.csv`` are train, read in that order); another file's split comes from its
+   name (``my-dev-sample.csv`` -> ``validation``) or, where the name names none, is ``train``.
+   CSV files without the header are not e-SNLI files and are left alone.
 2. ``P`` holds ``s1.X``/``s2.X``/``labels.X``/``preproc1_expl_k.X`` files (X in train/dev/test)
    -> the authors' preprocessed release (``esnli-preprocessed``).
 3. Otherwise the same two checks in ``P/dataset``, ``P/eSNLI`` and ``P/dataset/eSNLI`` (the
    layouts of a clone of the e-SNLI repository and of its ``dataset`` folder), in that order.
 
-A single ``.csv`` file is read as the CSV release; its split comes from its name
-(``esnli_dev.csv`` -> ``validation``). Anything else is a :class:`SourceFormatError`.
+A single ``.csv`` file is read as the CSV release, its split found as in a folder. Anything else
+is a :class:`SourceFormatError`.
 """
 
 from __future__ import annotations
@@ -40,7 +45,8 @@ _SPLIT_WORDS = {"train": "train", "dev": "validation", "validation": "validation
 EXPECTED = (
     "a folder with esnli_{train_1,train_2,dev,test}.csv (original release), "
     "a folder with s1.X, s2.X, labels.X, preproc1_expl_k.X for X in train/dev/test "
-    "(preprocessed release), or a single esnli_<split>.csv file"
+    "(preprocessed release), or CSV files with the release's header (pairID,gold_label,...), "
+    "in a folder or one by one"
 )
 
 
@@ -69,38 +75,68 @@ def csv_split_from_name(path: Path) -> str:
         raise SourceFormatError(
             f"cannot tell the split of this CSV from its name: it has {what}",
             path=path,
-            hint="name it esnli_train_1.csv, esnli_dev.csv or esnli_test.csv, or pass the folder holding it",
+            hint="rename it so that its name holds one of train, dev or test (a name with none is read as "
+                 "train), e.g. esnli_dev.csv",
         )
     return found.pop()
 
 
+#: the first columns of the release's CSV header (the reader checks the whole header)
+CSV_HEADER_START = ("pairID", "gold_label", "Sentence1", "Sentence2")
+
+
+def has_esnli_header(path: Path) -> bool:
+    """Whether the first line of ``path`` starts with the release's CSV header (only that line is read)."""
+    try:
+        with open(path, "rb") as f:
+            first = f.readline(4096)
+    except OSError:
+        return False
+    names = [n.strip().strip('"') for n in first.decode("utf-8-sig", errors="replace").strip().split(",")]
+    return tuple(names[: len(CSV_HEADER_START)]) == CSV_HEADER_START
+
+
+def csv_split(path: Path) -> str:
+    """The output split of an e-SNLI CSV file: from its name where the name says
+    (:func:`csv_split_from_name`), ``train`` where it names no split.
+
+    Raises:
+        SourceFormatError: the name names several splits (``train_vs_test.csv``).
+    """
+    words = re.split(r"[^a-z]+", path.stem.lower())
+    if not any(w in _SPLIT_WORDS for w in words):
+        return "train"
+    return csv_split_from_name(path)
+
+
 def _csv_files_in(folder: Path) -> dict[str, list[Path]] | None:
-    """The ``esnli_*.csv`` files of a folder grouped by split, or None when there are none."""
-    names = sorted(p.name for p in folder.glob("esnli_*.csv") if p.is_file())
+    """The e-SNLI CSV files of a folder (the release's names, or any ``*.csv`` with its header)
+    grouped by split, or None when there are none."""
+    names = sorted(p.name for p in folder.glob("*.csv")
+                   if p.is_file() and (_CSV_NAME.match(p.name) or has_esnli_header(p)))
     if not names:
         return None
     train: list[tuple[int, Path]] = []
     out: dict[str, list[Path]] = {}
     for name in names:
         m = _CSV_NAME.match(name)
-        if m is None:
-            raise SourceFormatError(
-                f"unexpected e-SNLI CSV name {name!r}",
-                path=folder / name,
-                hint="the original release names its files esnli_train_1.csv, esnli_train_2.csv, "
-                "esnli_dev.csv and esnli_test.csv; rename or move this file",
-            )
-        if m.group(1):
+        if m is not None and m.group(1):
             train.append((int(m.group(2) or 0), folder / name))
-        else:
-            split = _SPLIT_WORDS[m.group(3)]
-            if split in out:
-                raise SourceFormatError(
-                    f"two CSV files for split {split!r}: {out[split][0].name} and {name}",
-                    path=folder,
-                    hint="keep one of them (esnli_dev.csv is the validation split)",
-                )
-            out[split] = [folder / name]
+            continue
+        split = _SPLIT_WORDS[m.group(3)] if m is not None else csv_split(folder / name)
+        if split in out or (split == "train" and train):
+            first = out[split][0].name if split in out else train[0][1].name
+            raise SourceFormatError(
+                f"two CSV files for split {split!r}: {first} and {name}",
+                path=folder,
+                hint=f"keep one of them, or name each by its split (a name without train, dev or test is "
+                f"{split!r} when it says no split); esnli_dev.csv is the validation split",
+            )
+        out[split] = [folder / name]
+    if train and "train" in out:
+        raise SourceFormatError(
+            f"two CSV files for split 'train': {train[0][1].name} and {out['train'][0].name}",
+            path=folder, hint="keep the release's train parts, or the one other train file")
     if train:
         train.sort()
         numbers = [n for n, _ in train]
@@ -158,7 +194,7 @@ def detect_esnli(path: str | Path, *, format: str | None = None) -> Detected:
         )
     if p.is_file():
         if p.suffix.lower() == ".csv" and format in (None, FORMAT_CSV):
-            return Detected(FORMAT_CSV, p, {csv_split_from_name(p): [p]})
+            return Detected(FORMAT_CSV, p, {csv_split(p): [p]})
         hint = "pass the folder that holds it" if p.name.split(".")[0] in PREPROC_STEMS else None
         raise SourceFormatError(
             f"not an e-SNLI source file; expected {EXPECTED}", path=p, hint=hint or "check the path"
@@ -174,7 +210,7 @@ def detect_esnli(path: str | Path, *, format: str | None = None) -> Detected:
         found = _detect_folder(folder)
         if found is not None and format in (None, found.format):
             return found
-    wanted = {FORMAT_CSV: "esnli_*.csv files", FORMAT_PREPROCESSED: "s1.X/s2.X/labels.X files"}
+    wanted = {FORMAT_CSV: "*.csv files with the e-SNLI header", FORMAT_PREPROCESSED: "s1.X/s2.X/labels.X files"}
     msg = (
         f"no e-SNLI files found; expected {EXPECTED}"
         if format is None

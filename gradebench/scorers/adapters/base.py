@@ -33,7 +33,6 @@ from gradebench.scorers._devices import check_device
 from gradebench.scorers._tokenizer_files import check_tokenizer_files
 from gradebench.scorers._weight_files import check_weight_folder
 from gradebench.scorers.adapters.model_files import (
-    MODEL_HINT,
     ModelFolder,
     check_adapter_fits,
     check_no_remote_code,
@@ -57,6 +56,16 @@ TRUST_MESSAGE = ("cannot be set in a configuration (--set, an experiment or reci
 #: default largest difference allowed by the invariance check: float32, and bfloat16/float16
 TOLERANCE = {"float32": 1e-4, "half": 5e-2}
 
+
+
+def damaged_weights_hint(folder: ModelFolder) -> str:
+    """How to fix a weights file that cannot be read: fetch a Hub model's files again, or put a local
+    model's files back (its folder and name were right; the file is what is damaged)."""
+    if folder.source == "hub":
+        revision = f" --revision {folder.revision}" if folder.revision else ""
+        return (f"the downloaded file is damaged: fetch it again (online) with "
+                f"`hf download {folder.id}{revision} --force-download`, then rerun")
+    return "the file is damaged (cut short or overwritten): copy or save the model into this folder again"
 
 class ModelConfig(ScorerConfig):
     """Options every adapter has (``--set key=value``).
@@ -194,7 +203,8 @@ class ModelScorer(Scorer):
             # a tokenizer class that is not one, or that does not read the folder's tokenizer.json
             check_tokenizer_files(folder.path, trust_remote_code=self.config.trust_remote_code)
             # a damaged weights file is one line naming it, not the loader's SafetensorError/UnpicklingError
-            check_weight_folder(folder.path, error=InvalidArgumentError, hint=MODEL_HINT, loaded_only=True)
+            check_weight_folder(folder.path, error=InvalidArgumentError, hint=damaged_weights_hint(folder),
+                                loaded_only=True)
             self._folder = folder
         return self._folder
 
