@@ -27,7 +27,7 @@ import gradebench.benchmark.workers as workers
 from gradebench.recipes.loader import load_recipe
 
 def slow_batch(builder, units, out_splits):
-    print("in-batch", os.getpid(), flush=True)
+    os.write(1, f"in-batch {{os.getpid()}}\\n".encode())  # one write: two workers' lines never interleave
     time.sleep(120)
 
 workers.build_batch = slow_batch
