@@ -185,6 +185,20 @@ def _progress(enabled: bool | None, total: int):
     )
 
 
+def status(enabled: bool | None, text: str):
+    """A spinner with ``text`` on stderr while a step without a count runs (on a TTY, or when
+    ``enabled``; nothing with ``enabled=False``)."""
+    from contextlib import nullcontext
+
+    if enabled is None:
+        enabled = sys.stderr.isatty()
+    if not enabled:
+        return nullcontext()
+    from rich.console import Console
+
+    return Console(stderr=True).status(text)
+
+
 def _result_from_manifest(path: Path, m: dict[str, Any], *, cached: bool) -> BuildResult:
     return BuildResult(
         recipe=m["recipe"]["name"],
@@ -426,7 +440,7 @@ def build(
                 if alongside is not None:
                     with timer.phase("validity"):  # its start-up (reading, a worker) counts as its time
                         pending = stack.enter_context(alongside(writer.tmp, manifest))
-                with timer.phase("validation"):
+                with timer.phase("validation"), status(progress, "validating the benchmark"):
                     report = validate_folder(writer.tmp, manifest=manifest)
                 manifest["validation"] = report.summary()
                 if not report.success:
@@ -437,7 +451,7 @@ def build(
                         f"fix the recipe or the builder {builder_cls.name!r}",
                     )
                 if pending is not None:
-                    with timer.phase("validity"):
+                    with timer.phase("validity"), status(progress, "measuring the validity figures"):
                         manifest.update(pending())
         with timer.phase("finish"):
             path, cached = writer.finish(manifest, render_card(manifest, builder),

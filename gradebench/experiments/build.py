@@ -64,7 +64,8 @@ def build(
         import time
 
         t0 = time.perf_counter()
-        result.validity = add_validity(Path(result.path), mode=mode)
+        with build_engine.status(progress, "measuring the validity figures"):
+            result.validity = add_validity(Path(result.path), mode=mode)
         result.timings["validity"] = round(time.perf_counter() - t0, 3)
     return result
 

@@ -28,6 +28,7 @@ from typing import Any
 import numpy as np
 
 from gradebench.benchmark.lists import OPTIONAL_COLUMNS, Benchmark, Lists, open_benchmark
+from gradebench.ticks import reporting
 from gradebench.errors import InvalidArgumentError, RunError
 from gradebench.experiments import suite as S
 from gradebench.experiments.bias import GROUP_COLUMNS, bias_controls
@@ -114,7 +115,7 @@ def evaluate_scorer(
         raise InvalidArgumentError(f"--check-invariance applies to external models, not to scorer {scorer.name!r}",
                                    hint="drop --check-invariance, or evaluate a model with --model PATH")
     t_start = time.perf_counter()
-    step = _stepper(progress, 5)
+    step = _stepper(progress, 6)
     if not isinstance(benchmark, Benchmark):
         from gradebench.experiments.build import check_benchmark_folder
 
@@ -161,15 +162,18 @@ def evaluate_lists_record(
     annotators' grades, so the ceiling goes through exactly the metrics of every system; ``human``
     is then the record's :class:`~gradebench.experiments.record.HumanAgreement`."""
     t_start = time.perf_counter() if t_start is None else t_start
-    step = _stepper(progress, 5) if step is None else step
+    step = _stepper(progress, 6) if step is None else step
     split = lists.split
     desc = scorer.describe()
-    step(f"scoring {lists.n_candidates} candidates with {desc['name']}")
+    scoring = f"scoring {lists.n_candidates} candidates with {desc['name']}"
+    step(f"loading {desc['name']}")
     t0 = time.perf_counter()
     scorer.prepare()  # the model's loading (and a device's start-up) is not scoring time
     load_s = time.perf_counter() - t0
+    step(scoring)
     t0 = time.perf_counter()
-    scores = check_scores(scorer.score(lists), lists, who=desc["name"])
+    with reporting(_pass_progress(progress, step, scoring)):
+        scores = check_scores(scorer.score(lists), lists, who=desc["name"])
     scoring_s = time.perf_counter() - t0
 
     step("metrics")
@@ -188,7 +192,11 @@ def evaluate_lists_record(
 
     step("bias controls" + (" and the invariance check" if check_invariance else ""))
     bias = bias_controls(lists, scores, system=desc["name"])
-    invariance = scorer.check_invariance(lists, scores) if check_invariance else None
+    invariance = None
+    if check_invariance:
+        checking = "the invariance check (one item a batch)"
+        with reporting(_pass_progress(progress, step, checking)):
+            invariance = scorer.check_invariance(lists, scores)
 
     rid = expected_id(bench, scorer, split=split, seed=seed, n_resamples=n_resamples, run=run)
     record = EvalRecord(
@@ -229,7 +237,7 @@ def evaluate_lists_record(
         write_record(record, predictions_table(rid, lists, scores),
                      per_query_table(rid, lists, result, specs, figures), results_dir)
     if progress is not None:
-        progress(5, 5, "done")
+        progress(6, 6, "done")
     return record
 
 
@@ -301,7 +309,21 @@ def _stepper(progress: ProgressFn | None, total: int):
             progress(state["done"], total, message)
         state["done"] += 1
 
+    step.state, step.total = state, total  # type: ignore[attr-defined]  # read by _pass_progress
     return step
+
+
+def _pass_progress(progress: ProgressFn | None, step: Any, message: str) -> Any:
+    """A :func:`gradebench.ticks.reporting` callback that shows a pass's items done inside the
+    current step (the bar moves within it; the message counts the items), or None."""
+    if progress is None:
+        return None
+    at, total = step.state["done"] - 1, step.total  # the step in progress, of how many
+
+    def update(done: int, of: int) -> None:
+        progress(at + done / max(of, 1), total, f"{message}: {done:,}/{of:,}")
+
+    return update
 
 
 def predictions_table(rid: str, lists: Lists, scores: np.ndarray) -> Any:

@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from gradebench.ticks import tick
 from gradebench.training.tokens import EncodedPairs, cut_batches
 
 
@@ -63,6 +64,7 @@ def predict_logits(
             start += len(rows)
             features["modality"] = "text"
             parts.append(model(features)["scores"].reshape(-1).float())
+            tick(start, n)
     flat = torch.cat(parts).cpu().numpy().astype(np.float64)  # one device sync for the whole run
     out = np.empty(n, dtype=np.float64)
     out[order] = flat

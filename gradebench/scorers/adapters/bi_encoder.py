@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from gradebench.scorers import register_scorer
+from gradebench.ticks import tick
 from gradebench.training.tokens import encode_single
 from gradebench.scorers.adapters.base import ModelConfig, ModelScorer, load_error
 from gradebench.scorers.adapters.runner import distributed, plan_batches, run_plan
@@ -122,7 +123,11 @@ def _embeddings_on_device(batches: list[np.ndarray], forward: Any, n: int) -> An
 
     if not batches:
         return torch.zeros((0, 0))
-    parts = [forward(rows) for rows in batches]
+    parts, done = [], 0
+    for rows in batches:
+        parts.append(forward(rows))
+        done += len(rows)
+        tick(done, n)
     order = torch.from_numpy(np.concatenate(batches)).to(parts[0].device)
     emb = torch.empty((n, parts[0].shape[1]), dtype=parts[0].dtype, device=parts[0].device)
     emb[order] = torch.cat(parts)

@@ -34,6 +34,7 @@ from typing import Any
 
 import numpy as np
 
+from gradebench.ticks import tick
 from gradebench.training.tokens import EncodedPairs, cut_batches
 
 __all__ = ["GATHER_BACKEND", "EncodedPairs", "distributed", "encode_texts", "left_padded", "pick_device", "plan_batches",
@@ -125,7 +126,15 @@ def run_plan(batches: list[np.ndarray], fn: Callable[[np.ndarray], np.ndarray], 
     """``fn(rows) -> values[len(rows), ...]`` over every batch (this process's share when sharded),
     assembled into ``[n, ...]`` in item order, every process getting every value."""
     rank, world, _ = distributed()
-    mine = _on_host([(rows, fn(rows)) for rows in batches[rank::world]])
+    mine_batches = batches[rank::world]
+    total = sum(len(rows) for rows in mine_batches)
+    done = 0
+    outputs = []
+    for rows in mine_batches:
+        outputs.append((rows, fn(rows)))
+        done += len(rows)
+        tick(done, total)
+    mine = _on_host(outputs)
     if world > 1:
         dist = _process_group(device_type)
         gathered: list[Any] = [None] * world
