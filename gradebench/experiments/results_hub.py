@@ -32,6 +32,8 @@ from gradebench.paths import RESULTS_DIR
 
 FORMAT = "gradebench.results"
 FORMAT_VERSION = 1
+#: the index file, named as gradebench.hub.layout.INDEX (not imported from there: importing
+#: gradebench.hub loads pyarrow, and this module is on the start-up of leaderboard and query)
 INDEX = "gradebench.json"
 TABLE = "data/results.parquet"
 #: the Hub files a push replaces (records deleted locally disappear from the repo too)
@@ -181,7 +183,9 @@ def publish_results(
         raise InvalidArgumentError("pretty_name must be a non-empty string", hint="omit it for the default")
     root = Path(results_dir)
     if dry_run is not None:
-        _check_destination(Path(dry_run))
+        from gradebench.hub.folder import check_destination
+
+        check_destination(Path(dry_run), fmt=FORMAT, command="publish-results")
     else:
         require_online("push to the Hub")
     evaluations, policies, files = _check_records(root)
@@ -230,23 +234,6 @@ def _write(folder: Path, files: dict[str, Path], table: Any, readme: str, n: int
     index = {"format": FORMAT, "format_version": FORMAT_VERSION, "records": n, "policy_records": n_policy,
              "benchmarks": dict(sorted(benchmarks.items())), "files": digests}
     (folder / INDEX).write_text(json.dumps(index, indent=2, sort_keys=True) + "\n", encoding="utf-8")
-
-
-def is_results_folder(path: Path) -> bool:
-    """Whether ``path`` holds a folder written by :func:`publish_results` (a dry run or a download)."""
-    try:
-        return json.loads((path / INDEX).read_text(encoding="utf-8")).get("format") == FORMAT
-    except (OSError, ValueError, AttributeError):
-        return False
-
-
-def _check_destination(dest: Path) -> None:
-    """Refuse a ``--dry-run`` that exists and is neither empty nor an earlier results folder."""
-    if dest.exists() and not dest.is_dir():
-        raise InvalidArgumentError("--dry-run is a file, not a folder", path=dest, hint="choose a new folder")
-    if dest.is_dir() and any(dest.iterdir()) and not is_results_folder(dest):
-        raise InvalidArgumentError("--dry-run folder exists and is not an earlier publish-results folder", path=dest,
-                                   hint="choose a new or empty folder (an earlier dry run is replaced)")
 
 
 def _push(folder: Path, *, repo_id: str, private: bool, token: str, n: int) -> tuple[str, str | None]:

@@ -21,16 +21,17 @@ from gradebench.hub.layout import FORMAT, INDEX, Layout
 Progress = Callable[[int, int, str], None]
 
 
-def is_publish_folder(path: Path) -> bool:
-    """Whether ``path`` holds a folder written by ``publish`` (a dry run or a downloaded repo)."""
+def is_publish_folder(path: Path, fmt: str = FORMAT) -> bool:
+    """Whether ``path`` holds a folder written by ``publish`` (a dry run or a downloaded repo), or of
+    another format ``fmt`` with the same index file (``publish-results``)."""
     try:
-        return json.loads((path / INDEX).read_text(encoding="utf-8")).get("format") == FORMAT
+        return json.loads((path / INDEX).read_text(encoding="utf-8")).get("format") == fmt
     except (OSError, ValueError, AttributeError):
         return False
 
 
-def check_destination(dest: Path) -> None:
-    """Refuse a destination that exists and is neither empty nor a publish folder."""
+def check_destination(dest: Path, *, fmt: str = FORMAT, command: str = "publish") -> None:
+    """Refuse a destination that exists and is neither empty nor a folder ``command`` wrote (format ``fmt``)."""
     from gradebench.paths import check_writable_dir
 
     if dest.exists() and not dest.is_dir():
@@ -39,9 +40,9 @@ def check_destination(dest: Path) -> None:
     if (dest / ".git").exists():
         raise InvalidArgumentError("--dry-run folder is a git checkout (a cloned repo?)", path=dest,
                                    hint="choose a new folder for --dry-run; publishing without it pushes to the repo")
-    if dest.is_dir() and any(dest.iterdir()) and not is_publish_folder(dest):
+    if dest.is_dir() and any(dest.iterdir()) and not is_publish_folder(dest, fmt):
         raise InvalidArgumentError(
-            "--dry-run folder exists and is not an earlier publish folder", path=dest,
+            f"--dry-run folder exists and is not an earlier {command} folder", path=dest,
             hint="choose a new or empty folder (an earlier dry run is replaced, anything else is kept)",
         )
     check_writable_dir(dest.parent if dest.exists() else dest, what="--dry-run")
