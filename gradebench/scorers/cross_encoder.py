@@ -10,8 +10,14 @@ sentence-transformers are imported only when a model is built):
 * **head** ``standard`` (default): the backbone's sequence-classification head with
   ``num_labels=1``; ``paper``: the core paper's ``hidden -> hidden/2 -> 1`` head with dropout
   0.1 between the layers (see :mod:`gradebench.scorers._ce_model`);
-* **inference**: one tokenizer call, length-bucketed dynamic padding, ``torch.inference_mode``,
-  optional autocast on GPU (:mod:`gradebench.scorers._ce_infer`);
+* **inference**: one tokenizer call, length-bucketed dynamic padding, ``torch.inference_mode``
+  (:mod:`gradebench.scorers._ce_infer`). In half precision (``precision`` bf16/fp16, the GPU
+  default) a scoring pass runs a copy of the model whose weights are cast to that dtype, made
+  on first use and dropped whenever training changes the weights: the forward is then what the
+  adapters and the raw model run, with no per-layer casts of fp32 weights (autocast over the
+  fp32 weights reached 71% of the raw forward on an H100, ``benchmarks/results/gpu.json``).
+  Scores agree with autocast's within the half-precision invariance tolerance; validation
+  passes inside ``fit`` score the live fp32 weights under autocast, as before;
 * **training**: ``sentence_transformers.CrossEncoderTrainer`` on a listwise dataset
   (query, docs, labels = relevance grades) with :class:`~gradebench.training.st_loss.GradebenchLoss`
   wrapping the chosen registered loss; early stopping on validation NDCG@5 with the best
@@ -71,7 +77,9 @@ class CrossEncoderConfig(ScorerConfig):
             instead holds as many pairs as fit a token budget derived from the device's free
             memory (recorded as the record's ``scorer.inference``, :meth:`CrossEncoderScorer.inference_info`).
         bucket: sort pairs by token length before batching (less padding; same scores).
-        precision: ``auto`` (bf16/fp16 autocast on a GPU, fp32 elsewhere), ``fp32``, ``bf16``, ``fp16``.
+        precision: ``auto`` (bf16/fp16 on a GPU, fp32 elsewhere), ``fp32``, ``bf16``, ``fp16``.
+            Half precision trains under autocast (fp32 master weights) and scores with a copy
+            of the weights in that dtype (recorded as ``scorer.inference``'s ``weights``).
         device: torch device; None = the best available (cuda > mps > ... > cpu).
         mini_batch_size: pairs per forward pass in training; a batch's pairs are sorted by token
             length and cut into chunks of this size, each padded to its own longest pair.
@@ -107,6 +115,8 @@ class CrossEncoderScorer(Scorer):
         super().__init__(config, seed=seed)
         self._model: Any = None
         self._weights_from: Path | None = None  # the saved folder the weights were loaded from
+        self._half: Any = None  # the half-precision inference copy of the model (None: not made yet)
+        self._fitting = False  # inside _fit: score the live weights (they change under the copy)
 
     # -- model -------------------------------------------------------------------------------
     @property
@@ -141,10 +151,22 @@ class CrossEncoderScorer(Scorer):
 
         if len(queries) != len(candidates):
             raise InvalidArgumentError(f"{len(queries)} queries but {len(candidates)} candidates")
-        model = self.model
+        model, amp_dtype = self._inference_model()
         encoded = encode_pairs(model.tokenizer, queries, candidates, max_length=self.config.max_length)
         return predict_logits(model, encoded, batch_size=self.config.batch_size, bucket=self.config.bucket,
-                              amp_dtype=self._amp_dtype(), max_tokens=self.max_batch_tokens())
+                              amp_dtype=amp_dtype, max_tokens=self.max_batch_tokens())
+
+    def _inference_model(self) -> tuple[Any, Any]:
+        """``(model, autocast dtype)`` of a scoring pass: in half precision the half copy (made
+        here on first use) and no autocast; in fp32, or while fitting, the model itself."""
+        amp_dtype = self._amp_dtype()
+        if amp_dtype is None or self._fitting:
+            return self.model, amp_dtype
+        if self._half is None:
+            import copy
+
+            self._half = copy.deepcopy(self.model).to(amp_dtype).eval()
+        return self._half, None
 
     def max_batch_tokens(self) -> int | None:
         """The token budget of an inference batch: None (``batch_size`` pairs) unless the model is on
@@ -167,8 +189,12 @@ class CrossEncoderScorer(Scorer):
         """
         from gradebench.scorers._ce_train import fit_cross_encoder
 
-        return fit_cross_encoder(self, job.train, job.validation, job.options, run_dir=job.run_dir, resume=job.resume,
-                                 progress=job.progress)
+        self._half, self._fitting = None, True  # the weights change: the half copy is stale
+        try:
+            return fit_cross_encoder(self, job.train, job.validation, job.options, run_dir=job.run_dir,
+                                     resume=job.resume, progress=job.progress)
+        finally:
+            self._fitting = False
 
     # -- persistence -------------------------------------------------------------------------
     def save(self, directory: Path) -> None:
@@ -219,12 +245,22 @@ class CrossEncoderScorer(Scorer):
         return out
 
     def inference_info(self) -> dict[str, Any] | None:
-        """On CUDA with ``batch_size`` unset, ``{"batching": "tokens", "max_batch_tokens": N}``;
-        None otherwise, or while no model is loaded (see :meth:`Scorer.inference_info`)."""
-        if self._model is None or self._model.device.type != "cuda":
+        """How scoring differs from fp32 batches of ``batch_size`` pairs: ``{"weights": "bf16"}``
+        (or ``fp16``) in half precision (a copy of the weights in that dtype), and on CUDA with
+        ``batch_size`` unset ``"batching": "tokens", "max_batch_tokens": N``; None when neither
+        applies, or while no model is loaded (see :meth:`Scorer.inference_info`)."""
+        if self._model is None:
             return None
-        budget = self.max_batch_tokens()
-        return None if budget is None else {"batching": "tokens", "max_batch_tokens": budget}
+        from gradebench.scorers._ce_model import resolve_precision
+
+        out: dict[str, Any] = {}
+        precision = resolve_precision(self.config.precision, str(self._model.device))
+        if precision is not None:
+            out["weights"] = precision
+        budget = self.max_batch_tokens() if self._model.device.type == "cuda" else None
+        if budget is not None:
+            out.update(batching="tokens", max_batch_tokens=budget)
+        return out or None
 
 
 def _read_json(path: Path) -> dict[str, Any]:

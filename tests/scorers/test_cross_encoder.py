@@ -124,6 +124,46 @@ def test_bucketed_equals_unbucketed_and_one_by_one(tiny_bert, demo_lists):
     assert np.ptp(bucketed[lists.mask]) > 0  # not a constant model
 
 
+def test_half_precision_scores_a_half_copy_dropped_by_training(tiny_bert, demo_lists, monkeypatch):
+    """In half precision a scoring pass runs a copy of the weights in that dtype (bf16 here, on the
+    CPU: the GPU's path without the GPU), within the half-precision invariance tolerance of the fp32
+    scores; the live weights stay fp32; fit drops the copy, and its validation passes score the
+    live weights (under autocast), so the next pass copies the trained weights."""
+    from gradebench.scorers.adapters.base import TOLERANCE
+    from gradebench.scorers.cross_encoder import CrossEncoderScorer
+
+    val = demo_lists["validation"]
+    s = scorer(tiny_bert)
+    fp32 = s.score(val)
+    assert s._half is None and s.inference_info() is None  # fp32 on the CPU: no copy, nothing to record
+    monkeypatch.setattr(CrossEncoderScorer, "_amp_dtype", lambda self: torch.bfloat16)
+    half = s.score(val)
+    assert {p.dtype for p in s._half.parameters()} == {torch.bfloat16}
+    assert {p.dtype for p in s.model.parameters()} == {torch.float32}
+    assert not np.array_equal(half, fp32)
+    np.testing.assert_allclose(half[val.mask], fp32[val.mask], atol=TOLERANCE["half"])
+    copy = s._half
+    assert np.array_equal(s.score(val), half) and s._half is copy  # made once
+
+    seen = []
+    real = CrossEncoderScorer._inference_model
+
+    def spy(self):
+        model, amp = real(self)
+        seen.append((model is self.model, amp))
+        return model, amp
+
+    monkeypatch.setattr(CrossEncoderScorer, "_inference_model", spy)
+    s.fit(demo_lists["train"].head(16), val, TrainOptions(loss="listnet", epochs=2, **FAST))
+    assert seen == [(True, torch.bfloat16)] * 2  # one validation pass per epoch, on the live weights
+    assert s._half is None
+    trained = s.score(val)
+    assert s._half is not copy
+    live = {k: v.to(torch.bfloat16) for k, v in s.model.state_dict().items() if v.is_floating_point()}
+    assert all(torch.equal(live[k], v) for k, v in s._half.state_dict().items() if k in live)
+    assert not np.array_equal(trained, half)
+
+
 def test_encoding_is_the_pair_encoding_used_in_training(tiny_bert, demo_lists):
     from gradebench.training.tokens import encode_pairs
 
