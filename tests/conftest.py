@@ -84,18 +84,24 @@ def run_cli(capsys, *args: object) -> tuple[int, str, str]:
     return code, out, err
 
 
+def printed_command(command: str, cwd: Path) -> tuple[list[str], dict[str, str]]:
+    """``(argv, env)`` that run ``command`` as :func:`run_printed` does (for ``subprocess.Popen``)."""
+    bin_dir = cwd / ".printed-bin"
+    bin_dir.mkdir(exist_ok=True)
+    shim, text = bin_dir / "gradebench", f'#!/bin/sh\nexec "{sys.executable}" -m gradebench "$@"\n'
+    if not shim.is_file() or shim.read_text() != text:  # never rewritten while a command runs it
+        shim.write_text(text)
+        shim.chmod(0o755)
+    env = {**os.environ, "PATH": f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}", "PYTHONPATH": str(REPO)}
+    return ["bash", "-euo", "pipefail", "-c", command], env
+
+
 def run_printed(command: str, cwd: Path, timeout: float = 600) -> subprocess.CompletedProcess:
     """Run ``command`` -- a command line exactly as gradebench or the README printed it (``\\``
     continuations, ``&&`` included) -- through ``bash`` in ``cwd``, with ``gradebench`` on the PATH
     running this checkout (``python -m gradebench``)."""
-    bin_dir = cwd / ".printed-bin"
-    bin_dir.mkdir(exist_ok=True)
-    shim = bin_dir / "gradebench"
-    shim.write_text(f'#!/bin/sh\nexec "{sys.executable}" -m gradebench "$@"\n')
-    shim.chmod(0o755)
-    env = {**os.environ, "PATH": f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}", "PYTHONPATH": str(REPO)}
-    return subprocess.run(["bash", "-euo", "pipefail", "-c", command], cwd=cwd, env=env, capture_output=True,
-                          text=True, timeout=timeout)
+    argv, env = printed_command(command, cwd)
+    return subprocess.run(argv, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
 
 
 @pytest.fixture

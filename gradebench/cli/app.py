@@ -50,6 +50,20 @@ def _main(
     _state["debug"] = debug
 
 
+def pip_extra(extra: str) -> str:
+    """``pip install 'gradebench[EXTRA]'`` as a help text must say it.
+
+    typer renders help through rich markup, which reads ``[ray]`` as a style tag and drops it
+    ("pip install 'gradebench'"); the bracket is escaped there, and left bare where typer prints
+    click's plain help (``TYPER_USE_RICH=0``). Error hints go to stderr as plain text and need no
+    escape (tests/cli/test_help_markup.py).
+    """
+    from typer.core import HAS_RICH
+
+    bracket = "\\[" if HAS_RICH else "["
+    return f"pip install 'gradebench{bracket}{extra}]'"
+
+
 #: ``--threads`` of the commands that run torch (train, eval, sweep): :mod:`gradebench.threads`
 THREADS_OPTION = typer.Option("--threads", min=1, metavar="N", help="torch CPU threads",
                               show_default="the free cores, or $OMP_NUM_THREADS")

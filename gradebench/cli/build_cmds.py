@@ -8,7 +8,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from gradebench.cli.app import _emit, app, parse_resplit, table
+from gradebench.cli.app import _emit, app, parse_resplit, pip_extra, table
 from gradebench.paths import OUT_DIR
 
 
@@ -44,7 +44,7 @@ def build(
         show_default="the cores this process may use")] = None,
     engine: Annotated[str, typer.Option(
         "--engine", metavar="local|ray", help="where lists are made: worker processes here, or Ray tasks "
-        "(pip install 'gradebench[ray]'); the same files either way")] = "local",
+        f"({pip_extra('ray')}); the same files either way")] = "local",
     ray_address: Annotated[Optional[str], typer.Option(
         "--ray-address", metavar="ADDR", help="the Ray cluster of --engine ray",
         show_default="RAY_ADDRESS, else a local instance")] = None,
