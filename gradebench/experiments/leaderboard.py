@@ -153,6 +153,23 @@ def leaderboard(
                        policies=policy_rows(results_dir, benchmark))
 
 
+def verdict_texts(results_dir: str | Path = RESULTS_DIR, *, split: str = "test",
+                  sort_by: str = "ndcg@5") -> dict[str, str]:
+    """Each benchmark's validity verdict from the records of ``results_dir``, by fingerprint: the
+    board's :func:`gradebench.experiments.render.verdict_line`, led by where it comes from, for
+    the cards that are published (``gradebench publish --results-dir``; the results card of
+    ``publish-results``). Benchmarks without records on ``split`` are absent."""
+    from gradebench.experiments.render import verdict_line
+
+    out = {}
+    for board in leaderboard(results_dir, split=split, sort_by=sort_by).boards:
+        line = verdict_line(board)
+        lead = f"Verdict ({sort_by}): "
+        if line.startswith(lead):
+            out[board.fingerprint] = f"from the result records ({sort_by}, {split} split): " + line[len(lead):]
+    return out
+
+
 #: the final-window metrics of a policy record shown on the leaderboard
 POLICY_METRICS = ("reward_mean", "reward_std", "kl", "above_reference")
 

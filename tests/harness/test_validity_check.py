@@ -16,13 +16,8 @@ from tests.conftest import run_printed
 
 
 @pytest.fixture(scope="module")
-def reader_run(demo_benchmark, tmp_path_factory) -> Path:
-    """A tiny hashed-mlp run on the demo benchmark (two epochs: seconds)."""
-    from gradebench.experiments.train import train
-
-    out = tmp_path_factory.mktemp("reader") / "run"
-    train(demo_benchmark, "hashed-mlp", config={"hidden": 16, "embed_dim": 8}, options={"epochs": 2}, out=out)
-    return out
+def reader_run(demo_reader_run) -> Path:
+    return demo_reader_run
 
 
 @pytest.fixture(scope="module")
