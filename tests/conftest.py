@@ -129,6 +129,16 @@ def demo_lists(demo_benchmark) -> dict:
 
 
 @pytest.fixture(scope="session")
+def demo_reader_run(tmp_path_factory, demo_benchmark) -> Path:
+    """A tiny hashed-mlp run (a reader) on the demo benchmark: two epochs, seconds."""
+    from gradebench.experiments.train import train
+
+    out = tmp_path_factory.mktemp("reader") / "run"
+    train(demo_benchmark, "hashed-mlp", config={"hidden": 16, "embed_dim": 8}, options={"epochs": 2}, out=out)
+    return out
+
+
+@pytest.fixture(scope="session")
 def tiny_bert(tmp_path_factory, demo_benchmark) -> Path:
     """Folder of a tiny random BERT encoder with a WordPiece tokenizer counted from the demo texts
     (see :mod:`tests.tiny_models`)."""

@@ -112,6 +112,46 @@ def validity_reading(v: dict[str, Any]) -> list[str]:
     return out
 
 
+#: how the card's verdict paragraph starts (:func:`with_verdict` finds it by this)
+VERDICT_MARK = "**Validity verdict:**"
+#: what the build-time card says to do: check a trained reader against the shortcuts
+VERDICT_HINT = "gradebench validity BENCHMARK_DIR --run RUN_DIR"
+
+
+def best_shortcut(v: dict[str, Any]) -> tuple[str, float] | None:
+    """(name, pairwise agreement) of the validity figures' best attacker (the first of
+    :data:`VALIDITY_ROWS` on a tie), or None without measured figures."""
+    v = current_figures(v)
+    found = [(name, v[key]["pairwise_agreement"]) for key, name, _ in VALIDITY_ROWS if v.get(key)]
+    return max(found, key=lambda kv: kv[1]) if found else None
+
+
+def build_verdict(v: dict[str, Any]) -> str:
+    """The card's verdict paragraph when it is written, before any reader has been evaluated: the
+    best shortcut's figure and the command that checks a trained run against the shortcuts."""
+    best = best_shortcut(v)
+    figure = "" if best is None else (
+        f" The best shortcut ({best[0]}) orders {best[1]:.1%} of candidate pairs (pairwise agreement "
+        f"{best[1]:.4f}); a reader shows that it reads only by a margin above that.")
+    return (f"{VERDICT_MARK} no verdict: no reader evaluated.{figure} Check a trained run against the "
+            f"shortcuts with `{VERDICT_HINT}` (BENCHMARK_DIR: this folder; RUN_DIR: the `--out` of "
+            "`gradebench train --benchmark BENCHMARK_DIR`).")
+
+
+def with_verdict(card: str, verdict: str | None) -> str:
+    """``card`` with its verdict paragraph (the one starting with :data:`VERDICT_MARK`) replaced by
+    ``verdict`` (the leaderboard's, from records), or with ``verdict`` added at the end where the
+    card has none; ``card`` as it is when ``verdict`` is None."""
+    if verdict is None:
+        return card
+    paragraph = f"{VERDICT_MARK} {verdict}"
+    lines = card.split("\n")
+    at = next((i for i, line in enumerate(lines) if line.startswith(VERDICT_MARK)), None)
+    if at is None:
+        return card.rstrip("\n") + f"\n\n{paragraph}\n"
+    return "\n".join([*lines[:at], paragraph, *lines[at + 1:]])
+
+
 def adversarial_lines(rep: dict[str, Any]) -> list[str]:
     """The card's section on the adversarial step (the manifest's ``adversarial`` report), per round."""
     names = [a["name"] for a in rep["attackers"]]
@@ -260,6 +300,10 @@ def render_card(manifest: dict[str, Any], builder: Any) -> str:
                 + ".",
             ]
         lines += ["", "What these figures show:", "", *validity_reading(v)]
+    elif v and v.get("skipped"):
+        lines += ["", "## Validity: how far shortcuts get", "", f"Not measured: {v['skipped']}."]
+    if v:
+        lines += ["", build_verdict(v)]
     if r.get("card_notes"):
         lines += ["", r["card_notes"].strip()]
     lines += [

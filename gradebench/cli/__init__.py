@@ -15,6 +15,7 @@ from gradebench.cli.main import main
 for _module in (
     "gradebench.cli.harness_cmds",
     "gradebench.cli.results_cmds",
+    "gradebench.cli.validity_cmds",
     "gradebench.cli.report_cmds",
     "gradebench.cli.reward_cmds",
     "gradebench.cli.rl_cmds",

@@ -28,16 +28,20 @@ def publish(
         show_default="from the recipes' licenses")] = None,
     pretty_name: Annotated[Optional[str], typer.Option(help="title of the dataset card",
                                                        show_default="gradebench <config>, ...")] = None,
+    results_dir: Annotated[Optional[Path], typer.Option(
+        "--results-dir", help="result records whose leaderboard verdicts go into the cards (a folder or the "
+        "Hub id of publish-results)", show_default=f"{RESULTS_DIR}, where it exists")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="print the result as JSON")] = False,
 ) -> None:
     """Publish built benchmarks to the Hugging Face Hub as one dataset repo (one config per benchmark)."""
     from gradebench.cli.harness_cmds import with_progress
     from gradebench.hub.publish import publish as publish_api
 
+    verdicts = _verdicts(results_dir)
     result = with_progress(not as_json, lambda progress: publish_api(
         benchmarks, repo_id=repo_id, private=private, dry_run=dry_run,
         allow_non_redistributable=allow_non_redistributable, license=license_, pretty_name=pretty_name,
-        progress=progress))
+        verdicts=verdicts, progress=progress))
     if as_json:
         emit(result.to_dict())
         return
@@ -58,6 +62,19 @@ def publish(
         return
     console.print(f"pushed configs {configs} ({rows:,} rows) to [cyan]{result.url}[/cyan]"
                   + (f" (commit {result.commit[:12]})" if result.commit else ""))
+
+
+def _verdicts(results_dir: Path | None) -> dict[str, str] | None:
+    """The leaderboard's validity verdicts by fingerprint from ``results_dir`` (the default folder
+    only where it exists; a folder given that does not exist is an error)."""
+    from gradebench.experiments.leaderboard import verdict_texts
+    from gradebench.experiments.results_hub import resolve_results_dir
+
+    if results_dir is None:
+        if not RESULTS_DIR.is_dir():
+            return None
+        results_dir = RESULTS_DIR
+    return verdict_texts(resolve_results_dir(results_dir))
 
 
 @app.command("publish-results")

@@ -153,6 +153,23 @@ def leaderboard(
                        policies=policy_rows(results_dir, benchmark))
 
 
+def verdict_texts(results_dir: str | Path = RESULTS_DIR, *, split: str = "test",
+                  sort_by: str = "ndcg@5") -> dict[str, str]:
+    """Each benchmark's validity verdict from the records of ``results_dir``, by fingerprint: the
+    board's :func:`gradebench.experiments.render.verdict_line`, led by where it comes from, for
+    the cards that are published (``gradebench publish --results-dir``; the results card of
+    ``publish-results``). Benchmarks without records on ``split`` are absent."""
+    from gradebench.experiments.render import verdict_line
+
+    out = {}
+    for board in leaderboard(results_dir, split=split, sort_by=sort_by).boards:
+        line = verdict_line(board)
+        lead = f"Verdict ({sort_by}): "
+        if line.startswith(lead):
+            out[board.fingerprint] = f"from the result records ({sort_by}, {split} split): " + line[len(lead):]
+    return out
+
+
 #: the final-window metrics of a policy record shown on the leaderboard
 POLICY_METRICS = ("reward_mean", "reward_std", "kl", "above_reference")
 
@@ -296,18 +313,35 @@ def verdict(systems: list[dict[str, Any]], humans: list[dict[str, Any]], sort_by
     out["margin"] = margin
     if margin is None:
         out["line"] = "no verdict: no per-query values shared by the best reader and the best shortcut"
-    elif margin["ci_low"] is not None and margin["ci_low"] > 0:
+        return out
+    found = outcome(margin["ci_low"], margin["ci_high"], shortcut["metrics"][sort_by]["value"])
+    if found == READS:
         out["line"] = (f"readers beat the best shortcut by {margin['value']:.3f} "
                        f"[{margin['ci_low']:.3f}, {margin['ci_high']:.3f}]")
     else:
         ci = "" if margin["ci_low"] is None else f" [{margin['ci_low']:.3f}, {margin['ci_high']:.3f}]"
         gap = f"the best reader is {margin['value']:+.3f}{ci} from the best shortcut"
-        below = margin["ci_high"] is not None and margin["ci_high"] < 0
-        if below or shortcut["metrics"][sort_by]["value"] >= SATURATED:
+        if found == SOLVED:
             out["line"] = f"solved by a shortcut: not a reading benchmark ({gap})"
         else:  # a CI around 0 under an unsaturated shortcut: no evidence either way
             out["line"] = f"not shown to need reading: {gap}"
     return out
+
+
+#: the outcomes of a verdict (:func:`outcome`)
+READS, SOLVED, NOT_SHOWN = "reads", "solved", "not shown"
+
+
+def outcome(ci_low: float | None, ci_high: float | None, shortcut_value: float) -> str:
+    """A verdict's outcome from the CI of the reader's margin over the best shortcut and that
+    shortcut's value: :data:`READS` when the CI is above 0; :data:`SOLVED` when it is below 0 or
+    the shortcut reaches :data:`SATURATED`; else :data:`NOT_SHOWN` (the CI holds 0, or there is
+    none). The leaderboard's verdict and the reader check (``gradebench validity --run``) share it."""
+    if ci_low is not None and ci_low > 0:
+        return READS
+    if (ci_high is not None and ci_high < 0) or shortcut_value >= SATURATED:
+        return SOLVED
+    return NOT_SHOWN
 
 
 def _margin(reader: dict[str, Any], shortcut: dict[str, Any]) -> dict[str, Any] | None:

@@ -131,8 +131,10 @@ def results_table(records: list[Any]) -> Any:
 
 
 def card(*, repo_id: str, pretty_name: str, license_id: str, benchmarks: dict[str, int], n_records: int,
-         n_policy: int) -> str:
-    """The dataset card (README.md): front matter with the viewer's config, then what the records are."""
+         n_policy: int, verdicts: list[tuple[str, str, str]] | None = None) -> str:
+    """The dataset card (README.md): front matter with the viewer's config, then what the records are,
+    and each benchmark's validity verdict (``verdicts``: (benchmark, fingerprint, the leaderboard's
+    verdict line), see :func:`verdict_lines`)."""
     import yaml
 
     front = {"license": license_id, "pretty_name": pretty_name, "tags": ["gradebench", "leaderboard",
@@ -148,7 +150,8 @@ def card(*, repo_id: str, pretty_name: str, license_id: str, benchmarks: dict[st
             "environment); its per-query values are in the Parquet tables beside it (`per_query.parquet` or "
             f"`<id>.queries.parquet`). `{TABLE}` is the viewer's table: one row per record and metric.\n\n"
             f"| benchmark | records |\n|---|---:|\n{rows}\n\n"
-            "## Use\n\n"
+            + _verdict_section(verdicts or [], repo_id)
+            + "## Use\n\n"
             "The repo's root is a gradebench results folder, so the leaderboard (CIs, paired tests against the "
             "best) and SQL queries read it as it is:\n\n```bash\n"
             f"hf download {repo_id} --repo-type dataset              # into the local cache, once\n"
@@ -156,6 +159,29 @@ def card(*, repo_id: str, pretty_name: str, license_id: str, benchmarks: dict[st
             f"gradebench query \"SELECT scorer, count(*) FROM results GROUP BY 1\" --results-dir {repo_id}\n"
             "```\n\n"
             f"`{INDEX}` lists every file with its sha256.\n")
+
+
+def _verdict_section(verdicts: list[tuple[str, str, str]], repo_id: str) -> str:
+    if not verdicts:
+        return ""
+    items = "\n".join(f"- `{name}` (`{fp[:12]}`): {line}" for name, fp, line in verdicts)
+    return ("## Validity verdicts\n\n"
+            "Each benchmark's best reader against its best shortcut on the test split, from these records "
+            f"(`gradebench leaderboard --results-dir {repo_id}` shows them under each board):\n\n{items}\n\n")
+
+
+def verdict_lines(results_dir: str | Path) -> list[tuple[str, str, str]]:
+    """(benchmark, fingerprint, verdict line) of every board of the leaderboard of ``results_dir``
+    on the test split (:func:`gradebench.experiments.render.verdict_line`), in the leaderboard's order."""
+    from gradebench.experiments.leaderboard import leaderboard
+    from gradebench.experiments.render import verdict_line
+
+    out = []
+    for board in leaderboard(results_dir, split="test").boards:
+        line = verdict_line(board)
+        if line:
+            out.append((board.benchmark, board.fingerprint, line))
+    return out
 
 
 def publish_results(
@@ -196,7 +222,7 @@ def publish_results(
             benchmarks[name.split("/")[0]] = benchmarks.get(name.split("/")[0], 0) + 1
     name = pretty_name.strip() if pretty_name else f"gradebench results ({repo_id})"
     readme = card(repo_id=repo_id, pretty_name=name, license_id=license_id, benchmarks=benchmarks,
-                  n_records=len(evaluations), n_policy=len(policies))
+                  n_records=len(evaluations), n_policy=len(policies), verdicts=verdict_lines(root))
     result = ResultsPublishResult(repo_id=repo_id, records=len(evaluations), policy_records=len(policies),
                                   benchmarks=dict(sorted(benchmarks.items())),
                                   files=sorted([*files, TABLE, "README.md", INDEX]), license=license_id,

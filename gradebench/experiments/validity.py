@@ -97,15 +97,16 @@ def _figures(scores: np.ndarray, lists) -> dict[str, float]:
 
 
 def _split_lists(paths: Sequence[str], columns: list[str], benchmark: str, fingerprint: str,
-                 quotas: dict[str, float]) -> tuple[Any, Any, bool, dict[str, int]]:
+                 quotas: dict[str, float], test_split: str = "test") -> tuple[Any, Any, bool, dict[str, int]]:
     """(train lists, test lists, carved?, lists per side) from the data files, reading only what is used.
 
     Each side keeps its first ``quotas[side]`` lists in stored order (what the figures use);
     the files are streamed in row batches, and reading stops once both sides are full, so the
     cost does not grow with the benchmark (a 2.5M-candidate build reads about 13,000 lists).
-    A benchmark without both a train and a test split is carved 50/50 by query-id hash. The
-    rows of a list are contiguous, as the build writes them. ``lists per side``: the lists kept,
-    which is every list of a side that has fewer than its quota.
+    The test side is the split ``test_split`` (the reader check scores another held-out split
+    with it). A benchmark without both a train and that split is carved 50/50 by query-id hash.
+    The rows of a list are contiguous, as the build writes them. ``lists per side``: the lists
+    kept, which is every list of a side that has fewer than its quota.
     """
     import pyarrow as pa
     import pyarrow.parquet as pq
@@ -116,7 +117,8 @@ def _split_lists(paths: Sequence[str], columns: list[str], benchmark: str, finge
     files = [pq.ParquetFile(p) for p in paths]
     per_file = [_file_splits(f) for f in files]
     splits = set().union(*per_file) if per_file else set()
-    carved = not {"train", "test"} <= splits
+    carved = not {"train", test_split} <= splits
+    side_of = {"train": "train", test_split: "test"}  # a split's side (None: a split that is not used)
     kept: dict[str, list] = {"train": [], "test": []}
     count = {"train": 0, "test": 0}
     accepted: dict[str, str | None] = {}  # query id -> its side, or None (over quota / another split)
@@ -127,7 +129,8 @@ def _split_lists(paths: Sequence[str], columns: list[str], benchmark: str, finge
     for f, file_splits in zip(files, per_file):
         if full():
             break
-        if not carved and not any(s in count and count[s] < quotas[s] for s in file_splits):
+        if not carved and not any(side_of.get(s) in count and count[side_of[s]] < quotas[side_of[s]]
+                                  for s in file_splits):
             continue  # a file of a split that is not used, or of a side already full
         done = False
         for batch in f.iter_batches(batch_size=8192, columns=columns):
@@ -140,7 +143,7 @@ def _split_lists(paths: Sequence[str], columns: list[str], benchmark: str, finge
                     if full():  # every list of both sides is complete: their rows are contiguous
                         done = True
                         break
-                    side = resplit_of(q, (50, 0, 50)) if carved else split_of_row[i]
+                    side = resplit_of(q, (50, 0, 50)) if carved else side_of.get(split_of_row[i])
                     if side not in count or count[side] >= quotas[side]:
                         side = None
                     else:
@@ -155,7 +158,8 @@ def _split_lists(paths: Sequence[str], columns: list[str], benchmark: str, finge
                         part = part.set_column(part.schema.get_field_index("split"), "split",
                                                pa.array([side] * len(rows), pa.string()))
                     kept[side].append(part)
-            if done or (not carved and all(s not in count or count[s] >= quotas[s] for s in file_splits)):
+            if done or (not carved and all(side_of.get(s) not in count or count[side_of[s]] >= quotas[side_of[s]]
+                                           for s in file_splits)):
                 break  # the rest of this file is of a side already full
     empty = pa.schema([files[0].schema_arrow.field(c) for c in columns]).empty_table() if files else None
     parts = {}
@@ -241,22 +245,15 @@ def measuring(
 
     mode = check_mode(mode)
     paths = [str(Path(folder) / f) for f in files]
-    columns = ["query_id", "query", "candidate_id", "candidate", "relevance", "score", "split"]
-    skipped_label = None
-    if query_label is None:
-        skipped_label = "the queries carry no label"
-    elif not all(query_label in pq.read_schema(p).names for p in paths):
-        skipped_label, query_label = f"the data files have no {query_label!r} column", None
-    strong_max = STRONG_MAX_TRAIN[mode]
-    quotas = {"train": float("inf") if strong_max is None else max(MAX_TRAIN, strong_max), "test": MAX_TEST}
-    train, test, carved, _ = _split_lists(paths, columns + ([query_label] if query_label else []), benchmark,
-                                          fingerprint, quotas)
+    query_label, skipped_label = _label_column(paths, query_label)
+    train, strong_train, test, carved = _read(paths, benchmark=benchmark, fingerprint=fingerprint,
+                                              query_label=query_label, mode=mode)
     out: dict[str, Any] = {
         "version": VALIDITY_VERSION,
         "mode": mode,
         "carved": carved,
-        "train_lists": min(train.n_queries, MAX_TRAIN),
-        "test_lists": min(test.n_queries, MAX_TEST),
+        "train_lists": train.n_queries,
+        "test_lists": test.n_queries,
         "query_label": query_label,
         "warn_query_blind": WARN_QUERY_BLIND,
         "warn_label_aware": WARN_LABEL_AWARE,
@@ -266,10 +263,8 @@ def measuring(
         out["skipped"] = f"fewer than {MIN_LISTS} train or test lists"
         yield lambda: out
         return
-    strong_train = train if strong_max is None else train.head(strong_max)
-    train, test = train.head(MAX_TRAIN), test.head(MAX_TEST)
     ceilings = nullcontext(None)
-    if importlib.util.find_spec("lightgbm") is not None:  # imported where the ceilings are fitted
+    if has_lightgbm():  # imported where the ceilings are fitted
         # the two LightGBM ceilings take about as long as all the other figures together: a
         # worker process fits them meanwhile (same inputs, same figures), so this process never
         # imports LightGBM (and scikit-learn with it: 1.3 s), unless the benchmark is tiny
@@ -285,24 +280,46 @@ def measuring(
         yield lambda: _the_rest(out, train, test, query_label, skipped_label, ceiling_figures)
 
 
+def has_lightgbm() -> bool:
+    """Whether the two lexical ceilings can be fitted (LightGBM is installed; it is not imported here)."""
+    return importlib.util.find_spec("lightgbm") is not None
+
+
+def _label_column(paths: Sequence[str], query_label: str | None) -> tuple[str | None, str | None]:
+    """(the label column the data files hold, or None; why the label-aware probe is skipped, or None)."""
+    import pyarrow.parquet as pq
+
+    if query_label is None:
+        return None, "the queries carry no label"
+    if not all(query_label in pq.read_schema(p).names for p in paths):
+        return None, f"the data files have no {query_label!r} column"
+    return query_label, None
+
+
+def _read(paths: Sequence[str], *, benchmark: str, fingerprint: str, query_label: str | None, mode: str,
+          test_split: str = "test") -> tuple[Any, Any, Any, bool]:
+    """(train lists, the strong ceiling's train lists, test lists, carved?) as the figures use them:
+    the first :data:`MAX_TRAIN` train lists, the first ``STRONG_MAX_TRAIN[mode]`` of them for the
+    strong ceiling, the first :data:`MAX_TEST` lists of ``test_split`` (see :func:`_split_lists`)."""
+    columns = ["query_id", "query", "candidate_id", "candidate", "relevance", "score", "split"]
+    strong_max = STRONG_MAX_TRAIN[mode]
+    quotas = {"train": float("inf") if strong_max is None else max(MAX_TRAIN, strong_max), "test": MAX_TEST}
+    train, test, carved, _ = _split_lists(paths, columns + ([query_label] if query_label else []), benchmark,
+                                          fingerprint, quotas, test_split)
+    strong_train = train if strong_max is None else train.head(strong_max)
+    return train.head(MAX_TRAIN), strong_train, test.head(MAX_TEST), carved
+
+
 def _the_rest(out: dict[str, Any], train, test, query_label: str | None, skipped_label: str | None,
               ceiling_figures: Callable[[], dict[str, Any] | None] | None) -> dict[str, Any]:
     """The probes and BM25 here, then the lexical ceilings' figures (see :func:`measuring`)."""
-    from gradebench.scorers import make_scorer
-    from gradebench.training.options import TrainOptions
-
-    options = TrainOptions(loss="mse", seed=0)
-    blind = make_scorer("query-blind", {"alpha": 1.0}, seed=0)
-    blind.fit(train, None, options)
-    out["query_blind"] = _figures(blind.score(test), test)
+    out["query_blind"] = _figures(_fit_blind(train).score(test), test)
     if query_label is None:
         out["label_aware"] = None
         out["label_aware_skipped"] = skipped_label
     else:
-        aware = make_scorer("label-aware-blind", {"alpha": 1.0, "label_column": query_label}, seed=0)
-        aware.fit(train, None, options)
-        out["label_aware"] = _figures(aware.score(test), test)
-    out["bm25"] = _figures(make_scorer("bm25").score(test), test)
+        out["label_aware"] = _figures(_fit_label_aware(train, query_label).score(test), test)
+    out["bm25"] = _figures(_bm25().score(test), test)
     ceilings = ceiling_figures() if ceiling_figures is not None else None
     if ceilings is None:  # no LightGBM
         out["lexical_ceiling_dense"] = out["lexical_ceiling_strong"] = None
@@ -311,35 +328,137 @@ def _the_rest(out: dict[str, Any], train, test, query_label: str | None, skipped
     return out
 
 
-def _lexical_ceilings(train, fit, tune, test, query_label: str | None, mode: str) -> dict[str, Any] | None:
-    """The dense ceiling (LambdaMART on ``train``) and the strong one (:func:`_strong_ceiling`);
-    None where LightGBM cannot be imported."""
+def _fit_blind(train):
+    """The ``query_blind`` figure's probe, trained on ``train``."""
     from gradebench.scorers import make_scorer
     from gradebench.training.options import TrainOptions
 
-    try:
-        import lightgbm  # noqa: F401
-    except ImportError:
-        return None
+    blind = make_scorer("query-blind", {"alpha": 1.0}, seed=0)
+    blind.fit(train, None, TrainOptions(loss="mse", seed=0))
+    return blind
+
+
+def _fit_label_aware(train, query_label: str):
+    """The ``label_aware`` figure's probe (n-grams crossed with the column ``query_label``), trained on ``train``."""
+    from gradebench.scorers import make_scorer
+    from gradebench.training.options import TrainOptions
+
+    aware = make_scorer("label-aware-blind", {"alpha": 1.0, "label_column": query_label}, seed=0)
+    aware.fit(train, None, TrainOptions(loss="mse", seed=0))
+    return aware
+
+
+def _bm25():
+    """The ``bm25`` figure's ranker (untrained)."""
+    from gradebench.scorers import make_scorer
+
+    return make_scorer("bm25")
+
+
+def _fit_dense(train):
+    """The ``lexical_ceiling_dense`` figure's LambdaMART, trained on ``train``."""
+    from gradebench.scorers import make_scorer
+    from gradebench.training.options import TrainOptions
+
     ranker = make_scorer("lambdamart", seed=0)
     ranker.fit(train, None, TrainOptions(loss="lambdarank", seed=0))
-    return {"lexical_ceiling_dense": _figures(ranker.score(test), test),
-            **_strong_ceiling(fit, tune, test, query_label, mode)}
+    return ranker
 
 
-def _strong_ceiling(fit, tune, test, query_label: str | None, mode: str) -> dict[str, Any]:
-    """The ``lexical_ceiling_strong`` figure and its setup (fit on ``fit``, early-stopped on ``tune``)."""
+def _fit_strong(fit, tune, query_label: str | None, mode: str):
+    """The ``lexical_ceiling_strong`` figure's ranker, fit on ``fit`` and early-stopped on ``tune``."""
     from gradebench.scorers import make_scorer
     from gradebench.training.options import TrainOptions
 
     strong = make_scorer("lexical-gbdt", {"label_column": query_label, "tune": mode == "full"}, seed=0)
     strong.fit(fit, tune if tune.n_queries else None,
                TrainOptions(loss="lambdarank", eval_metric="pairwise_agreement", seed=0))
+    return strong
+
+
+def _lexical_ceilings(train, fit, tune, test, query_label: str | None, mode: str) -> dict[str, Any] | None:
+    """The dense ceiling (LambdaMART on ``train``) and the strong one (:func:`_strong_ceiling`);
+    None where LightGBM cannot be imported."""
+    try:
+        import lightgbm  # noqa: F401
+    except ImportError:
+        return None
+    return {"lexical_ceiling_dense": _figures(_fit_dense(train).score(test), test),
+            **_strong_ceiling(fit, tune, test, query_label, mode)}
+
+
+def _strong_ceiling(fit, tune, test, query_label: str | None, mode: str) -> dict[str, Any]:
+    """The ``lexical_ceiling_strong`` figure and its setup (fit on ``fit``, early-stopped on ``tune``)."""
+    strong = _fit_strong(fit, tune, query_label, mode)
     return {
         "lexical_ceiling_strong": _figures(strong.score(test), test),
         "lexical_ceiling_strong_setup": {"train_lists": fit.n_queries, "tune_lists": tune.n_queries,
                                          **strong.fitted()},
     }
+
+
+#: the attackers of the figures, in the order they are measured: (figure key, scorer, what it reads)
+ATTACKERS: tuple[tuple[str, str, str], ...] = (
+    ("query_blind", "query-blind", "the candidate only"),
+    ("label_aware", "label-aware-blind", "the candidate and the query's label"),
+    ("bm25", "bm25", "query and candidate"),
+    ("lexical_ceiling_dense", "lambdamart", "14 lexical features"),
+    ("lexical_ceiling_strong", "lexical-gbdt", "lexical and hashed word features"),
+)
+
+
+def read_attacker_lists(folder: Path, files: Sequence[str], *, benchmark: str, fingerprint: str,
+                        query_label: str | None = None, mode: ValidityMode = "fast",
+                        split: str = "test") -> dict[str, Any]:
+    """The lists the figures use, with ``split`` as the held-out side: ``{"train", "strong_train",
+    "test", "carved", "query_label", "label_skipped"}`` (``query_label`` None where the data
+    files lack the column)."""
+    paths = [str(Path(folder) / f) for f in files]
+    label, skipped = _label_column(paths, query_label)
+    train, strong_train, test, carved = _read(paths, benchmark=benchmark, fingerprint=fingerprint,
+                                              query_label=label, mode=check_mode(mode), test_split=split)
+    return {"train": train, "strong_train": strong_train, "test": test, "carved": carved, "query_label": label,
+            "label_skipped": skipped}
+
+
+def attacker_values(read: dict[str, Any], *, mode: ValidityMode = "fast",
+                    step: Callable[[str], None] | None = None) -> dict[str, dict[str, np.ndarray]]:
+    """Each attacker's per-query values on the held-out lists of ``read`` (:func:`read_attacker_lists`):
+    ``{figure key: {metric name: [n_queries] values}}`` (NaN: undefined for that query), the
+    attackers trained exactly as for the figures, in this process. The label-aware probe is
+    left out where the queries carry no label, the two ceilings where LightGBM is missing.
+    The mean over the defined queries, rounded to 4 digits, is the figure of :func:`validity_figures`
+    on the same lists. ``step(message)`` is called before each attacker."""
+    train, test, label = read["train"], read["test"], read["query_label"]
+    fits: list[tuple[str, Callable[[], Any]]] = [("query_blind", lambda: _fit_blind(train))]
+    if label is not None:
+        fits.append(("label_aware", lambda: _fit_label_aware(train, label)))
+    fits.append(("bm25", _bm25))
+    if has_lightgbm():
+        fits.append(("lexical_ceiling_dense", lambda: _fit_dense(train)))
+        fits.append(("lexical_ceiling_strong", lambda: _fit_strong(*_carve(read["strong_train"]), label,
+                                                                   check_mode(mode))))
+    names = {key: scorer for key, scorer, _ in ATTACKERS}
+    out = {}
+    for key, fit in fits:
+        if step is not None:
+            step(f"training and scoring the {names[key]} attacker")
+        out[key] = per_query(fit().score(test), test)
+    return out
+
+
+def per_query(scores: np.ndarray, lists) -> dict[str, np.ndarray]:
+    """``{metric name: [n_queries] values}`` of :data:`VALIDITY_METRICS` (NaN: undefined for that query)."""
+    from gradebench.training.evaluation import evaluate_lists
+
+    result = evaluate_lists(scores, lists, VALIDITY_METRICS)
+    return {m.name: np.asarray(result.per_query[m.name], dtype=np.float64) for m in VALIDITY_METRICS}
+
+
+def figure_of(values: np.ndarray) -> float | None:
+    """A figure from per-query values: their mean over the defined queries, rounded as the stored figures (None: none defined)."""
+    defined = values[~np.isnan(values)]
+    return _round(defined.mean()) if defined.size else None
 
 
 def is_stale(figures: dict[str, Any] | None, mode: str) -> bool:

@@ -254,9 +254,14 @@ def _splits_cell(v: Variant) -> str:
     )
 
 
-def render_readme(variants: list[Variant], *, repo_id: str, pretty_name: str, license_ids: list[str]) -> str:
-    """README.md: YAML front matter, an overview with usage, then each benchmark's card."""
+def render_readme(variants: list[Variant], *, repo_id: str, pretty_name: str, license_ids: list[str],
+                  verdicts: dict[str, str] | None = None) -> str:
+    """README.md: YAML front matter, an overview with usage, then each benchmark's card; a card's
+    build-time verdict paragraph is replaced by ``verdicts[fingerprint]`` where given (the
+    leaderboard's verdict from result records, see :func:`gradebench.benchmark.card.with_verdict`)."""
     import yaml
+
+    from gradebench.benchmark.card import with_verdict
 
     meta = yaml.safe_dump(front_matter(variants, pretty_name=pretty_name, license_ids=license_ids),
                           sort_keys=False, allow_unicode=True, default_flow_style=False, width=1000)
@@ -285,7 +290,8 @@ def render_readme(variants: list[Variant], *, repo_id: str, pretty_name: str, li
         f'or `gradebench.load("{repo_id}", config="{first}")`, which also reads a local copy of this folder.', "",
     ]
     for v in variants:
-        lines += [demote_headings(v.card).rstrip("\n") or f"## `{v.config}`", ""]
+        card = with_verdict(v.card, (verdicts or {}).get(v.manifest["fingerprint"]))
+        lines += [demote_headings(card).rstrip("\n") or f"## `{v.config}`", ""]
     return "\n".join(lines)
 
 
@@ -338,10 +344,13 @@ def index(variants: list[Variant]) -> dict[str, Any]:
             "default_config": variants[0].config, "configs": configs}
 
 
-def plan(variants: list[Variant], *, repo_id: str, pretty_name: str, license_ids: list[str]) -> Layout:
-    """Every file of the folder to push, and the per-config summary ``publish`` returns."""
+def plan(variants: list[Variant], *, repo_id: str, pretty_name: str, license_ids: list[str],
+         verdicts: dict[str, str] | None = None) -> Layout:
+    """Every file of the folder to push, and the per-config summary ``publish`` returns
+    (``verdicts``: by fingerprint, see :func:`render_readme`)."""
     layout = Layout(license_ids=list(license_ids))
-    layout.texts[README] = render_readme(variants, repo_id=repo_id, pretty_name=pretty_name, license_ids=license_ids)
+    layout.texts[README] = render_readme(variants, repo_id=repo_id, pretty_name=pretty_name, license_ids=license_ids,
+                                         verdicts=verdicts)
     layout.texts[LICENSE] = render_license(variants)
     layout.texts[INDEX] = json.dumps(index(variants), indent=2, sort_keys=True, ensure_ascii=False) + "\n"
     for v in variants:
@@ -352,6 +361,7 @@ def plan(variants: list[Variant], *, repo_id: str, pretty_name: str, license_ids
             "config": v.config, "path": str(v.path), "fingerprint": v.manifest["fingerprint"],
             "recipe_version": v.manifest["recipe"]["version"], "builder": v.builder,
             "license": v.license_text, "redistributable": v.redistributable,
+            "verdict": (verdicts or {}).get(v.manifest["fingerprint"]),
             "splits": {s: {"queries": v.manifest["splits"][s]["queries"],
                            "candidates": v.manifest["splits"][s]["candidates"]} for s in v.splits()},
         })

@@ -91,6 +91,7 @@ def publish(
     allow_non_redistributable: bool = False,
     license: Sequence[str] | None = None,  # noqa: A002 - the Hub's name for it
     pretty_name: str | None = None,
+    verdicts: dict[str, str] | None = None,
     progress: Callable[[int, int, str], None] | None = None,
 ) -> PublishResult:
     """Publish built benchmarks as one Hub dataset repo, one config per benchmark.
@@ -107,6 +108,10 @@ def publish(
         license: the README's Hub license ids (default: the ``hub`` ids of the sources' structured
             licenses, see :mod:`gradebench.hub.licenses`).
         pretty_name: the card's title (default ``gradebench <config>, <config>``).
+        verdicts: validity verdicts by benchmark fingerprint (the leaderboard's, from result records:
+            :func:`gradebench.experiments.leaderboard.verdict_texts`); each replaces the build-time
+            "no verdict" paragraph of its config's card. ``gradebench publish`` reads them from
+            ``--results-dir``.
         progress: ``progress(done, total, message)`` while the folder is written.
 
     Returns:
@@ -125,6 +130,10 @@ def publish(
     if pretty_name is not None and (not isinstance(pretty_name, str) or not pretty_name.strip()):
         raise InvalidArgumentError("pretty_name must be a non-empty string", hint="omit it for the default")
     ids = None if license is None else check_ids([license] if isinstance(license, str) else list(license))
+    if verdicts is not None and (not isinstance(verdicts, dict)
+                                 or not all(isinstance(k, str) and isinstance(t, str) for k, t in verdicts.items())):
+        raise InvalidArgumentError("verdicts must map benchmark fingerprints to verdict lines",
+                                   hint="omit it, or pass leaderboard.verdict_texts(results_dir)")
     if dry_run is not None and not isinstance(dry_run, (str, os.PathLike)):
         raise InvalidArgumentError(f"dry_run must be a folder path, got {type(dry_run).__name__}",
                                    hint="pass dry_run='hub-folder'")
@@ -141,7 +150,7 @@ def publish(
         verify_variant(v)
     ids = ids or hub_license_ids((v.license_terms, v.redistributable) for v in variants)
     name = pretty_name.strip() if pretty_name else "gradebench " + ", ".join(v.config for v in variants)
-    layout = plan(variants, repo_id=repo_id, pretty_name=name, license_ids=ids)
+    layout = plan(variants, repo_id=repo_id, pretty_name=name, license_ids=ids, verdicts=verdicts)
     result = PublishResult(repo_id=repo_id, configs=layout.configs, files=layout.files(), license=ids,
                            private=private, pushed=False, warnings=warnings)
     if dry_run is not None:

@@ -1,0 +1,324 @@
+"""``check_validity()``: a benchmark's validity figures, and a trained reader against its shortcuts.
+
+What ``gradebench validity DIR [--run RUN]`` prints (``--json``: :meth:`ValidityCheck.to_dict`).
+
+Without a run it reports the figures stored in the benchmark's manifest
+(:mod:`gradebench.experiments.validity`, measured by ``gradebench build``) and the commands that
+measure them where they are missing or stale, and that check a reader.
+
+With a run (a folder of ``gradebench train`` on this benchmark, loaded as ``gradebench eval --run``
+loads it: :func:`gradebench.experiments.runs.load_run`), it scores the held-out lists the figures
+use (the first :data:`~gradebench.experiments.validity.MAX_TEST` lists of ``split``, in stored
+order) with the reader and with every attacker of the figures, trained exactly as for them on the
+train split (:func:`gradebench.experiments.validity.attacker_values`: the query-blind probe, the
+label-aware probe where the queries carry a label, BM25, and the two LightGBM ceilings where
+LightGBM is installed). On the ``test`` split the attackers' figures are the stored ones. For each
+metric of :data:`~gradebench.experiments.validity.VALIDITY_METRICS` (pairwise agreement, NDCG@5),
+the best attacker is the one with the highest mean, and the reader's margin over it is the mean
+per-query difference with a paired percentile bootstrap CI over the queries both define
+(:func:`gradebench.stats.paired_bootstrap_test`, seeded from the benchmark's and the run's
+fingerprints and the split: no global RNG). ``line`` gives the outcome on pairwise agreement with
+the leaderboard verdict's rule (:func:`gradebench.experiments.leaderboard.outcome`).
+"""
+
+from __future__ import annotations
+
+import shlex
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from gradebench.errors import BenchmarkError, InvalidArgumentError, RunError, UnknownNameError
+from gradebench.paths import RUNS_DIR
+from gradebench.scorers.base import ProgressFn
+
+#: the metric the outcome (``line``) is read on: the figures' headline
+PRIMARY = "pairwise_agreement"
+#: the confidence of the margin's CI
+CONFIDENCE = 0.95
+#: the reader the printed commands train when no run is given (a cheap neural reader)
+HINT_SCORER = "hashed-mlp"
+#: what each attacker is called in the output, by figure key
+ATTACKER_NAMES = {
+    "query_blind": "query-blind probe",
+    "label_aware": "label-aware blind probe",
+    "bm25": "BM25",
+    "lexical_ceiling_dense": "lexical ceiling, dense",
+    "lexical_ceiling_strong": "lexical ceiling, strong",
+}
+
+
+@dataclass
+class ValidityCheck:
+    """What :func:`check_validity` returns and ``gradebench validity --json`` prints."""
+
+    #: name, fingerprint and path of the benchmark
+    benchmark: dict[str, Any]
+    split: str
+    #: the figures stored in the manifest (None: never measured)
+    figures: dict[str, Any] | None
+    #: whether the stored figures are missing or of an older version (``gradebench validity DIR --measure``)
+    stale: bool
+    #: the run's folder, scorer, loss and fingerprint, with its figures on the lists (None without a run)
+    reader: dict[str, Any] | None = None
+    #: the attackers' figures on the same lists, by figure key (empty without a run)
+    attackers: dict[str, dict[str, Any]] = field(default_factory=dict)
+    #: per metric: the best attacker and the reader's margin over it with its CI (empty without a run)
+    margins: dict[str, dict[str, Any]] = field(default_factory=dict)
+    #: the lists scored: how many, and whether the figures' lists were carved by query-id hash
+    lists: dict[str, Any] | None = None
+    #: the outcome on :data:`PRIMARY` in words (None without a run)
+    line: str | None = None
+    #: commands as they run from here, by purpose: ``measure`` (the figures are missing or stale)
+    #: and ``check_reader`` (train a reader, then check it); each runs after the one before it
+    commands: dict[str, list[str]] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def check_validity(
+    benchmark: str | Path,
+    *,
+    run: str | Path | None = None,
+    split: str = "test",
+    n_resamples: int = 1000,
+    progress: ProgressFn | None = None,
+) -> ValidityCheck:
+    """The validity figures of ``benchmark``, and with ``run`` the reader's check against the shortcuts.
+
+    Args:
+        benchmark: a folder written by ``gradebench build``.
+        run: a finished run folder of ``gradebench train`` on this benchmark, or None.
+        split: the held-out split scored with ``run`` (not ``train``: the attackers learn from it).
+        n_resamples: bootstrap resamples of each margin's CI.
+        progress: optional ``progress(done, total, message)`` while a run is checked.
+
+    Raises:
+        BenchmarkError: not a benchmark folder (or a folder holding builds).
+        UnknownNameError: no such split (the message names the benchmark's splits).
+        InvalidArgumentError: ``split`` is ``train`` with a run, or the benchmark has no train split.
+        RunError: the run is missing, unfinished, corrupt, or trained on another benchmark.
+    """
+    from gradebench.benchmark.info import info
+    from gradebench.experiments.build import check_benchmark_folder
+    from gradebench.experiments.validity import is_stale
+    from gradebench.stats._checks import check_n_resamples
+
+    folder = check_benchmark_folder(benchmark)
+    manifest = info(folder)
+    name, fp = manifest["recipe"]["name"], manifest["fingerprint"]
+    splits = list(manifest["splits"])
+    shown = _shown(benchmark)
+    if split not in splits:
+        again = f"gradebench validity {shown}" + ("" if run is None else f" --run {_q(run)}")
+        other = _held_out(splits) if run is not None else splits[0]
+        raise UnknownNameError(f"benchmark {name} has no split {split!r}", path=folder,
+                               hint=f"its splits: {', '.join(splits)}"
+                                    + (f"; e.g. {again} --split {other}" if other else ""))
+    n_resamples = check_n_resamples(n_resamples)
+    figures = manifest.get("validity")
+    stale = is_stale(figures, (figures or {}).get("mode", "fast"))
+    result = ValidityCheck(benchmark={"name": name, "fingerprint": fp, "path": str(folder)}, split=split,
+                           figures=figures, stale=stale)
+    if run is None:
+        result.commands = _commands(shown, name, fp, stale, split)
+        return result
+    if split == "train":
+        raise InvalidArgumentError("--split train: the attackers learn from the train split; check a reader on "
+                                   "a held-out split", hint=f"give --split {_held_out(splits) or 'test'}")
+    if "train" not in splits:
+        raise InvalidArgumentError(f"benchmark {name} has no train split for the attackers to learn from",
+                                   path=folder, hint="check a reader on a benchmark with a train split")
+    return _check_run(result, folder, manifest, Path(run), shown, n_resamples, progress)
+
+
+def _check_run(result: ValidityCheck, folder: Path, manifest: dict[str, Any], run: Path, shown: str,
+               n_resamples: int, progress: ProgressFn | None) -> ValidityCheck:
+    from gradebench.benchmark.engine import builder_of
+    from gradebench.benchmark.lists import open_benchmark
+    from gradebench.experiments.runs import load_run
+    from gradebench.experiments.validity import attacker_values, read_attacker_lists
+
+    name, fp, split = manifest["recipe"]["name"], manifest["fingerprint"], result.split
+    scorer, info = load_run(run)  # the code path of `gradebench eval --run`
+    if info.benchmark_fingerprint != fp:
+        raise RunError(
+            f"the run was trained on {info.benchmark} ({info.benchmark_fingerprint[:12]}), not on {name} "
+            f"({fp[:12]})", path=run,
+            hint=f"check it on its own benchmark (gradebench validity {_q(info.benchmark_path)} --run {_q(run)}), "
+                 f"or train a run on this one (gradebench train --benchmark {shown} --scorer {info.scorer} "
+                 f"--out RUN_DIR)")
+    mode = (result.figures or {}).get("mode", "fast")
+    has_ceilings = _has_lightgbm()
+    total = 4 + 2 + (1 if getattr(builder_of(manifest), "query_label", None) else 0) + (2 if has_ceilings else 0)
+    step = _stepper(progress, total)
+    step("reading the lists")
+    files = [n for v in manifest["splits"].values() for n in v["files"]]
+    read = read_attacker_lists(folder, files, benchmark=name, fingerprint=fp,
+                               query_label=getattr(builder_of(manifest), "query_label", None), mode=mode,
+                               split=split)
+    test = read["test"]
+    if test.n_queries == 0:
+        raise InvalidArgumentError(f"split {split!r} of {name} has no queries", path=folder,
+                                   hint="check another split")
+    step(f"loading {info.scorer}")
+    lists = _same_lists(open_benchmark(folder), split, test.query_ids, scorer)
+    scorer.prepare()
+    reader_values = _score(scorer, lists, step, progress)
+    values = attacker_values(read, mode=mode, step=step)
+    step("bootstrap")
+    seed = _seed(fp, info.run_fingerprint, split)
+    result.reader = {"run_dir": str(run), "scorer": info.scorer, "loss": info.loss,
+                     "run_fingerprint": info.run_fingerprint, "seed": int(info.seed), **_figures(reader_values)}
+    result.attackers = {k: {"name": ATTACKER_NAMES[k], **_figures(v)} for k, v in values.items()}
+    result.lists = {"n_queries": int(test.n_queries), "carved": bool(read["carved"]),
+                    "label_aware": read["query_label"] is not None, "lexical_ceilings": has_ceilings}
+    result.margins = {m: _margin(reader_values[m], values, m, n_resamples=n_resamples, seed=seed)
+                      for m in reader_values}
+    result.line = _line(result.margins[PRIMARY], result.reader)
+    if progress is not None:
+        progress(total, total, "done")
+    return result
+
+
+def _has_lightgbm() -> bool:
+    from gradebench.experiments.validity import has_lightgbm
+
+    return has_lightgbm()
+
+
+def _same_lists(bench: Any, split: str, query_ids: np.ndarray, scorer: Any) -> Any:
+    """The lists of ``split`` with the query ids ``query_ids``, in that order, with the reader's columns."""
+    from gradebench.benchmark.lists import OPTIONAL_COLUMNS
+
+    lists = bench.lists(split, columns=(*OPTIONAL_COLUMNS, *scorer.list_columns()))
+    at = {q: i for i, q in enumerate(lists.query_ids.tolist())}
+    return lists.take(np.array([at[q] for q in query_ids.tolist()], dtype=np.int64))
+
+
+def _score(scorer: Any, lists: Any, step: Any, progress: ProgressFn | None) -> dict[str, np.ndarray]:
+    from gradebench.experiments.evaluate import _pass_progress
+    from gradebench.experiments.validity import per_query
+    from gradebench.scorers.base import check_scores
+    from gradebench.ticks import reporting
+
+    name = scorer.describe()["name"]
+    message = f"scoring {lists.n_candidates} candidates with {name}"
+    step(message)
+    with reporting(_pass_progress(progress, step, message)):
+        scores = check_scores(scorer.score(lists), lists, who=name)
+    return per_query(scores, lists)
+
+
+def _figures(values: dict[str, np.ndarray]) -> dict[str, float | None]:
+    from gradebench.experiments.validity import figure_of
+
+    return {m: figure_of(v) for m, v in values.items()}
+
+
+def _margin(reader: np.ndarray, attackers: dict[str, dict[str, np.ndarray]], metric: str, *, n_resamples: int,
+            seed: int) -> dict[str, Any]:
+    """The best attacker on ``metric`` (highest mean; the first of the figures' order on a tie) and
+    the reader's margin over it: mean per-query difference, paired bootstrap CI over the queries both define."""
+    from gradebench.experiments.record import json_float
+    from gradebench.experiments.validity import figure_of
+    from gradebench.stats import paired_bootstrap_test
+
+    means = {k: figure_of(v[metric]) for k, v in attackers.items()}
+    ranked = [k for k in attackers if means[k] is not None]
+    best = max(ranked, key=lambda k: means[k]) if ranked else None
+    out: dict[str, Any] = {"best_attacker": best, "best_attacker_name": ATTACKER_NAMES.get(best),
+                           "best_attacker_value": None if best is None else means[best], "value": None,
+                           "ci_low": None, "ci_high": None, "p_value": None, "n_queries": 0,
+                           "confidence": CONFIDENCE, "method": "paired percentile bootstrap over queries",
+                           "n_resamples": n_resamples, "seed": seed}
+    if best is None:
+        return out
+    both = ~np.isnan(reader) & ~np.isnan(attackers[best][metric])
+    out["n_queries"] = int(both.sum())
+    if out["n_queries"] == 0:
+        return out
+    if out["n_queries"] == 1:  # no interval from a single query
+        out["value"] = json_float(round(float(reader[both][0] - attackers[best][metric][both][0]), 6))
+        return out
+    test = paired_bootstrap_test(reader, attackers[best][metric], n_resamples=n_resamples, seed=seed,
+                                 confidence=CONFIDENCE, ci_method="percentile", nan_policy="omit")
+    out.update(value=json_float(round(test.statistic, 6)), ci_low=json_float(round(test.ci.low, 6)),
+               ci_high=json_float(round(test.ci.high, 6)), p_value=json_float(round(test.p_value, 6)))
+    return out
+
+
+def _line(margin: dict[str, Any], reader: dict[str, Any]) -> str:
+    """The outcome on :data:`PRIMARY` in words, by the leaderboard verdict's rule."""
+    from gradebench.experiments.leaderboard import READS, SOLVED, outcome
+
+    who = reader["scorer"] + (f" + {reader['loss']}" if reader.get("loss") else "")
+    if margin["best_attacker"] is None:
+        return "no verdict: no attacker could be measured"
+    if margin["value"] is None:
+        return "no verdict: no query where both the reader and the best attacker are defined"
+    ci = "" if margin["ci_low"] is None else f" [{margin['ci_low']:.3f}, {margin['ci_high']:.3f}]"
+    gap = f"{who} is {margin['value']:+.3f}{ci} from the best attacker ({margin['best_attacker_name']})"
+    found = outcome(margin["ci_low"], margin["ci_high"], margin["best_attacker_value"])
+    if found == READS:
+        return f"the reader beats the best shortcut: {gap}"
+    if found == SOLVED:
+        return f"solved by a shortcut: not a reading benchmark ({gap})"
+    return f"not shown to need reading: {gap}"
+
+
+def _seed(fingerprint: str, run_fingerprint: str, split: str) -> int:
+    """The bootstrap seed: derived from what is compared (the same check, the same CI)."""
+    from gradebench.hashing import choice_index
+
+    return choice_index(2**31 - 1, "validity-check", fingerprint, run_fingerprint, split)
+
+
+def _stepper(progress: ProgressFn | None, total: int):
+    from gradebench.experiments.evaluate import _stepper as stepper
+
+    return stepper(progress, total)
+
+
+def _q(path: str | Path) -> str:
+    return shlex.quote(str(path))
+
+
+def _shown(benchmark: str | Path) -> str:
+    """The benchmark folder as the user gave it, quoted for a shell."""
+    return _q(benchmark)
+
+
+def _held_out(splits: list[str]) -> str | None:
+    return next((s for s in ("test", "validation") if s in splits), None)
+
+
+def _commands(shown: str, name: str, fp: str, stale: bool, split: str) -> dict[str, list[str]]:
+    """The commands that measure missing figures and that check a reader, as they run from here."""
+    out: dict[str, list[str]] = {}
+    if stale:
+        out["measure"] = [f"gradebench validity {shown} --measure"]
+    if split != "train":
+        run = _q(RUNS_DIR / name / HINT_SCORER / fp[:12])
+        split_flag = "" if split == "test" else f" --split {split}"
+        out["check_reader"] = [f"gradebench train --benchmark {shown} --scorer {HINT_SCORER} --out {run}",
+                               f"gradebench validity {shown} --run {run}{split_flag}"]
+    return out
+
+
+def measure(benchmark: str | Path) -> ValidityCheck:
+    """Measure the figures of ``benchmark`` again (in the mode of the stored ones, else ``fast``),
+    store them in its manifest and card as ``gradebench build`` does, and report them."""
+    from gradebench.benchmark.info import info
+    from gradebench.experiments.build import add_validity, check_benchmark_folder
+
+    folder = check_benchmark_folder(benchmark)
+    mode = (info(folder).get("validity") or {}).get("mode", "fast")
+    if mode not in ("fast", "full"):
+        raise BenchmarkError(f"the stored figures have an unknown mode {mode!r}", path=folder,
+                             hint="rebuild with `gradebench build ... --force`")
+    add_validity(folder, mode=mode)
+    return check_validity(benchmark)

@@ -1,0 +1,186 @@
+"""``gradebench validity DIR [--run RUN]``: the stored figures, and a trained reader against the shortcuts."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from gradebench.experiments import validity
+from gradebench.experiments.validity_check import ATTACKER_NAMES, check_validity
+from tests.cli.conftest import assert_one_line_error
+from tests.conftest import run_printed
+
+
+@pytest.fixture(scope="module")
+def reader_run(demo_reader_run) -> Path:
+    return demo_reader_run
+
+
+@pytest.fixture(scope="module")
+def measured_demo(tmp_path_factory) -> Path:
+    """The demo benchmark built with its validity figures (MIN_LISTS lowered: it has 5 test lists);
+    the same fingerprint as ``demo_benchmark``, so its runs are runs of this one too."""
+    from gradebench.experiments.build import build
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(validity, "MIN_LISTS", 2)
+        return Path(build("demo", out=tmp_path_factory.mktemp("measured"), progress=False).path)
+
+
+def test_the_attackers_are_the_stored_figures_on_test_and_the_margin_is_paired(measured_demo, reader_run):
+    stored = json.loads((measured_demo / "manifest.json").read_text())["validity"]
+    r = check_validity(measured_demo, run=reader_run, n_resamples=200)
+    expected = ["query_blind", "label_aware", "bm25"] + (
+        ["lexical_ceiling_dense", "lexical_ceiling_strong"] if validity.has_lightgbm() else [])
+    assert list(r.attackers) == expected
+    for key, f in r.attackers.items():  # the figures' lists, the figures' training: the stored values
+        assert f == {"name": ATTACKER_NAMES[key], **stored[key]}, key
+    assert r.lists == {"n_queries": 5, "carved": False, "label_aware": True,
+                       "lexical_ceilings": validity.has_lightgbm()}
+    assert r.reader["scorer"] == "hashed-mlp" and r.reader["run_dir"] == str(reader_run)
+    for metric, m in r.margins.items():
+        values = {k: f[metric] for k, f in r.attackers.items()}
+        assert m["best_attacker_value"] == max(values.values())
+        assert m["best_attacker"] == next(k for k in expected if values[k] == m["best_attacker_value"])
+        assert m["ci_low"] <= m["value"] <= m["ci_high"] and m["n_queries"] == 5
+        assert m["value"] == pytest.approx(r.reader[metric] - m["best_attacker_value"], abs=2e-4)
+        assert (m["confidence"], m["n_resamples"]) == (0.95, 200)
+    assert r.line.split(":")[0] in ("the reader beats the best shortcut", "solved by a shortcut",
+                                    "not shown to need reading")
+    again = check_validity(measured_demo, run=reader_run, n_resamples=200)
+    assert again.to_dict() == r.to_dict()  # the seed comes from the content, not from a global RNG
+
+
+def test_a_validation_split_is_scored_with_the_same_attackers(demo_benchmark, reader_run):
+    r = check_validity(demo_benchmark, run=reader_run, split="validation", n_resamples=100)
+    assert r.split == "validation" and r.lists["n_queries"] == 5
+    t = check_validity(demo_benchmark, run=reader_run, n_resamples=100)
+    assert r.attackers != t.attackers  # other lists
+
+
+def test_the_outcome_follows_the_leaderboard_rule(demo_benchmark, reader_run, monkeypatch):
+    from gradebench.experiments import leaderboard
+
+    seen = []
+    real = leaderboard.outcome
+    monkeypatch.setattr(leaderboard, "outcome", lambda *a: seen.append(a) or real(*a))
+    r = check_validity(demo_benchmark, run=reader_run, n_resamples=100)
+    m = r.margins["pairwise_agreement"]
+    assert seen == [(m["ci_low"], m["ci_high"], m["best_attacker_value"])]
+    assert leaderboard.outcome(0.01, 0.2, 0.8) == leaderboard.READS
+    assert leaderboard.outcome(-0.2, -0.01, 0.8) == leaderboard.SOLVED
+    assert leaderboard.outcome(-0.1, 0.1, 0.995) == leaderboard.SOLVED
+    assert leaderboard.outcome(-0.1, 0.1, 0.8) == leaderboard.NOT_SHOWN
+
+
+def test_progress_reaches_the_end_in_order(demo_benchmark, reader_run):
+    calls = []
+    check_validity(demo_benchmark, run=reader_run, n_resamples=50, progress=lambda *a: calls.append(a))
+    done = [c[0] for c in calls]
+    assert done == sorted(done) and calls[-1] == (calls[-1][1], calls[-1][1], "done")
+    assert any("query-blind" in c[2] for c in calls) and any("scoring" in c[2] for c in calls)
+
+
+def test_cli_json_is_the_api_result_and_the_text_fits_80_columns(cli, monkeypatch, demo_benchmark, reader_run):
+    monkeypatch.setenv("COLUMNS", "80")
+    code, out, err = cli("validity", demo_benchmark, "--run", reader_run, "--resamples", "100", "--json")
+    assert (code, err) == (0, "")
+    assert json.loads(out) == check_validity(demo_benchmark, run=reader_run, n_resamples=100).to_dict()
+    code, out, err = cli("validity", demo_benchmark, "--run", reader_run, "--resamples", "100")
+    assert (code, err) == (0, "")
+    assert max(len(line) for line in out.splitlines()) <= 80
+    assert "reader: hashed-mlp + listnet" in out and "margin over the best attacker on pairwise agreement" in out
+    assert "verdict: " in out and "95% paired bootstrap CI over 5 queries" in out
+    code, out, err = cli("validity", demo_benchmark, "--json")
+    assert code == 0 and json.loads(out) == check_validity(demo_benchmark).to_dict()
+
+
+def test_without_a_run_the_stored_figures_are_shown(cli, monkeypatch, measured_demo):
+    monkeypatch.setenv("COLUMNS", "80")
+    code, out, _ = cli("validity", measured_demo)
+    assert code == 0 and max(len(line) for line in out.splitlines()) <= 80
+    stored = json.loads((measured_demo / "manifest.json").read_text())["validity"]
+    assert f"{stored['bm25']['pairwise_agreement']:.3f}" in out and "query-blind probe" in out
+    assert "--measure" not in out  # current figures
+    r = check_validity(measured_demo)
+    assert r.figures == stored and r.stale is False and r.reader is None and r.line is None
+
+
+@pytest.mark.parametrize("case", ["other benchmark", "not a benchmark", "no such split", "train split"])
+def test_bad_input_is_one_line_exit_2_and_nothing_written(cli, tmp_path, demo_benchmark, reader_run, case):
+    args: list = ["validity", demo_benchmark, "--run", reader_run]
+    needles: list[str] = []
+    if case == "other benchmark":
+        other = tmp_path / "other"
+        shutil.copytree(demo_benchmark, other)
+        manifest = json.loads((other / "manifest.json").read_text())
+        manifest["fingerprint"], manifest["recipe"]["name"] = "f" * 64, "demo-copy"
+        (other / "manifest.json").write_text(json.dumps(manifest))
+        args[1] = other
+        needles = ["trained on demo (", "not on demo-copy (ffffffffffff)", "gradebench validity",
+                   f"gradebench train --benchmark {other} --scorer hashed-mlp"]
+    elif case == "not a benchmark":
+        args[1] = tmp_path
+        needles = ["not a complete benchmark folder"]
+    elif case == "no such split":
+        args += ["--split", "dev"]
+        needles = ["has no split 'dev'", "its splits: test, train, validation", "--split test"]
+    else:
+        args += ["--split", "train"]
+        needles = ["--split train", "give --split test"]
+    before = sorted(p for p in tmp_path.rglob("*")), sorted(p for p in Path(reader_run).rglob("*"))
+    code, out, err = cli(*args)
+    assert (code, out) == (2, "")
+    assert_one_line_error(err, *needles)
+    assert (sorted(p for p in tmp_path.rglob("*")), sorted(p for p in Path(reader_run).rglob("*"))) == before
+
+
+def test_did_you_mean_names_both_validity_and_validate(cli):
+    code, _, err = cli("validty", "x")
+    assert code == 2 and "'validity'" in err and "'validate'" in err
+    code, _, err = cli("validat", "x")
+    assert code == 2 and "did you mean 'validate'" in err.replace("Did you mean", "did you mean")
+
+
+def _blocks(out: str, after: str) -> list[str]:
+    """The indented command blocks printed after the line ``after`` (each may be ``\\``-continued)."""
+    lines = out.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith(after)) + 1
+    blocks, block = [], []
+    for line in lines[start:]:
+        if not line.startswith("  "):
+            break
+        block.append(line)
+        if not line.endswith("\\"):
+            blocks.append("\n".join(block))
+            block = []
+    return blocks
+
+
+def test_the_printed_commands_work_as_printed(cli, monkeypatch, tmp_path):
+    """A build without figures: the printed --measure command stores them; the printed train and
+    check commands train a reader and check it."""
+    from gradebench.experiments.build import build
+
+    monkeypatch.setenv("COLUMNS", "80")
+    bench = Path(build("demo", out=tmp_path / "out", progress=False, validity=False).path)
+    monkeypatch.chdir(tmp_path)
+    shown = bench.relative_to(tmp_path)
+    code, out, _ = cli("validity", shown)
+    assert code == 0 and "no validity figures" in out
+    (measure,) = _blocks(out, "measure them:")
+    done = run_printed(measure, tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "validity" in json.loads((bench / "manifest.json").read_text())
+    assert check_validity(shown).stale is False
+    code, out, _ = cli("validity", shown)
+    assert "--measure" not in out
+    commands = _blocks(out, "check a reader")
+    assert len(commands) == 2
+    done = run_printed("\n".join(commands), tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "verdict: " in done.stdout
