@@ -51,6 +51,26 @@ def test_attacker_learns_a_separable_order():
     assert (s[hi] > s[lo]).all()
 
 
+def test_label_overlap_lets_a_linear_attacker_weigh_overlap_per_label():
+    """Overlap with the hypothesis makes the better candidate under one label and the worse one under
+    the other: no single weight on overlap orders both, the label-crossed overlap does."""
+    from gradebench.datasets.tiers.attackers import Featurizer, fit_pairwise, matrix, pair_rows
+
+    hyp = "a dog runs in the park".split()
+    for groups, separable in ((["overlap"], False), (["overlap", "label_overlap"], True)):
+        f = Featurizer(groups, 8)
+        rows, grades = [], []
+        for k in range(6):
+            label = "entailment" if k % 2 else "contradiction"
+            close, far = f.row(["x"], hyp, label, f"the dog runs {k}"), f.row(["x"], hyp, label, f"cats sleep {k}")
+            rows += [close, far] if label == "entailment" else [far, close]
+            grades.append(np.array([1, 0]))
+        x = matrix(rows, f.dim)
+        hi, lo = pair_rows(grades, [0, 2, 4, 6, 8, 10])
+        s = x @ fit_pairwise(x, hi, lo, 1e-3)
+        assert bool((s[hi] > s[lo]).all()) is separable, groups
+
+
 def test_adversarial_key_stays_out_of_other_dumps():
     for name in ("esnli-contrast", "esnli-contrast-v2"):
         assert "adversarial" not in load_recipe(name).model_dump(mode="json")
@@ -136,3 +156,35 @@ def test_adversarial_report_and_effect(built):
         assert len(unrelated) == len(set(unrelated))
     card = (Path(one.path) / "README.md").read_text()
     assert "## Adversarial filter" in card and "own>unrelated" in card
+
+
+def test_choose_default_stays_out_of_the_dump():
+    """``choose`` came after v3's first builds: left at ``hardest`` it is not in the resolved recipe."""
+    from gradebench.datasets.tiers.spec import AdversarialSpec
+
+    spec = {"attackers": [{"name": "a", "features": ["overlap"]}], "replace": ["sibling"]}
+    assert "choose" not in AdversarialSpec(**spec).model_dump(mode="json")
+    assert AdversarialSpec(**spec, choose="chance").model_dump(mode="json")["choose"] == "chance"
+
+
+@pytest.mark.integration
+def test_chance_replacements_leave_pairs_nearer_chance(tmp_path, built):
+    """``choose: chance`` swaps in the alternatives ordered nearest chance: after replacing, the
+    pooled members' agreement on the replaced tiers' pairs is nearer 0.5 than with ``hardest``
+    (which pushes them below it: an inverted order a model trained on the filtered lists learns)."""
+    import json
+
+    from gradebench.benchmark.engine import build
+
+    one = built[0]
+    p = _recipe(tmp_path, ADV.replace("  drop: [unrelated, flipped]\n", "  drop: [unrelated, flipped]\n  choose: chance\n"))
+    chance = build(p, source=shared_data("esnli", "eSNLI"), out=tmp_path / "c", limit=LIMIT, workers=1,
+                   progress=False, validate=False)
+    assert chance.fingerprint != one.fingerprint
+
+    def distance(result) -> float:
+        rep = json.loads((Path(result.path) / "manifest.json").read_text())["adversarial"]
+        pairs = rep["rounds"][0]["after_replace"]["tier_pairs"]
+        return float(np.mean([abs(v - 0.5) for k, v in pairs.items() if "sibling" in k or "unrelated" in k]))
+
+    assert distance(chance) < distance(one)

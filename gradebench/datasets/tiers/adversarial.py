@@ -237,7 +237,8 @@ def _agreement(adv: AdversarialSpec, model: _Model, live: list[_List], recipe: T
 # -- replacing and dropping ---------------------------------------------------------------------
 def _replace(adv: AdversarialSpec, model: _Model, lst: _List, recipe: TieredSection, grade: dict[str, int],
              tier: str, slot: int, pools: dict, used: Counter) -> bool:
-    """Swap the candidate ``tier``/``slot`` of ``lst`` for its pool's hardest alternative; True if it changed."""
+    """Swap the candidate ``tier``/``slot`` of ``lst`` for its pool's hardest alternative (``choose:
+    chance``: the one its pairs are ordered closest to chance); True if it changed."""
     cands = lst.candidates(recipe)
     current, source = lst.borrowed[tier][slot]
     in_list = {c[2] for c in cands}
@@ -261,7 +262,8 @@ def _replace(adv: AdversarialSpec, model: _Model, lst: _List, recipe: TieredSect
             right += r_
             n += n_
         hardness.append(right.sum() / max(n.sum(), 1))
-    best = int(np.argmin(np.round(hardness, 9)))  # first of equals: the current text wins ties
+    # first of equals: the current text wins ties
+    best = int(np.argmin(np.round(np.abs(np.asarray(hardness) - 0.5) if adv.choose == "chance" else hardness, 9)))
     if best == 0:
         return False
     new = list(lst.borrowed[tier])

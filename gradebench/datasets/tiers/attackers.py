@@ -14,7 +14,10 @@ feature groups its recipe entry names (:data:`GROUPS`):
 - ``negation``: negation words in the candidate, and that count minus the hypothesis';
 - ``words`` / ``bigrams``: hashed candidate words / word pairs;
 - ``shared_words``: hashed words the candidate shares with the hypothesis, and with the premise;
-- ``label_words``: hashed (query label, candidate word) crosses.
+- ``label_words``: hashed (query label, candidate word) crosses;
+- ``label_overlap``: the ``overlap``, ``length`` and ``negation`` values crossed with the query
+  label (hashed slots holding the values), so that a linear model can weigh word overlap
+  differently per label, as a tree model does.
 
 Hashing is crc32 (the same slot on every machine and run; never ``hash()``). A member is fitted
 on the within-list pairs of its lists: for candidates i, j with grade g_i > g_j, the row
@@ -31,7 +34,7 @@ import numpy as np
 
 from gradebench.words import words
 
-GROUPS = ("overlap", "length", "negation", "words", "bigrams", "shared_words", "label_words")
+GROUPS = ("overlap", "length", "negation", "words", "bigrams", "shared_words", "label_words", "label_overlap")
 NEGATIONS = frozenset({
     "not", "no", "never", "nothing", "nobody", "none", "nor", "cannot", "isn", "aren", "doesn", "don", "didn",
     "wasn", "weren", "couldn", "wouldn", "shouldn", "hasn", "haven", "hadn", "won", "without",
@@ -63,18 +66,16 @@ class Featurizer:
         out: dict[int, float] = {}
         col = 0
         hashed: list[int] = []
+        crossed: dict[int, float] = {}
         for g in self.groups:
-            if g == "overlap":
-                h_bi = set(zip(hypothesis, hypothesis[1:]))
-                vals = (sum(w in hs for w in c) / n, sum(w in ps for w in c) / n,
-                        len(cs & hs) / max(len(hs), 1), len(cs & ps) / max(len(ps), 1),
-                        sum(b in h_bi for b in zip(c, c[1:])) / max(len(h_bi), 1),
-                        sum(w not in hs and w not in ps for w in c) / n)
-            elif g == "length":
-                vals = (len(c) / 10.0, math.log1p(len(c)))
-            elif g == "negation":
-                neg = sum(w in NEGATIONS for w in c)
-                vals = (float(neg), float(neg - sum(w in NEGATIONS for w in hypothesis)))
+            if g in _DENSE:
+                vals = _dense(g, c, cs, hs, ps, hypothesis, n)
+            elif g == "label_overlap":
+                for k, v in enumerate(v for d in _DENSE for v in _dense(d, c, cs, hs, ps, hypothesis, n)):
+                    if v:
+                        j = self.n_dense + _slot(self.bits, "lo", label, str(k))
+                        crossed[j] = crossed.get(j, 0.0) + float(v)
+                continue
             else:
                 if g == "words":
                     hashed.extend(_slot(self.bits, "w", w) for w in c)
@@ -95,7 +96,24 @@ class Featurizer:
             for h in hashed:
                 j = self.n_dense + h
                 out[j] = out.get(j, 0.0) + scale
+        for j, v in crossed.items():
+            out[j] = out.get(j, 0.0) + v
         return out
+
+
+def _dense(group: str, c: list[str], cs: set[str], hs: set[str], ps: set[str], hypothesis: Sequence[str],
+           n: int) -> tuple[float, ...]:
+    """The values of a dense feature group (:data:`_DENSE`) of candidate words ``c``."""
+    if group == "overlap":
+        h_bi = set(zip(hypothesis, hypothesis[1:]))
+        return (sum(w in hs for w in c) / n, sum(w in ps for w in c) / n,
+                len(cs & hs) / max(len(hs), 1), len(cs & ps) / max(len(ps), 1),
+                sum(b in h_bi for b in zip(c, c[1:])) / max(len(h_bi), 1),
+                sum(w not in hs and w not in ps for w in c) / n)
+    if group == "length":
+        return (len(c) / 10.0, math.log1p(len(c)))
+    neg = sum(w in NEGATIONS for w in c)
+    return (float(neg), float(neg - sum(w in NEGATIONS for w in hypothesis)))
 
 
 def matrix(rows: Sequence[dict[int, float]], dim: int):

@@ -198,7 +198,8 @@ class ScoringSpec(StrictModel):
 
 
 #: feature groups an adversarial attacker may read (:mod:`.attackers`)
-AttackerFeature = Literal["overlap", "length", "negation", "words", "bigrams", "shared_words", "label_words"]
+AttackerFeature = Literal["overlap", "length", "negation", "words", "bigrams", "shared_words", "label_words",
+                          "label_overlap"]
 
 
 class AttackerSpec(StrictModel):
@@ -218,7 +219,7 @@ class AdversarialSpec(StrictModel):
     a ``replace`` tier is swapped for the one of ``pool`` content-seeded alternatives (its tier's
     pool: the same premise's other explanations for a sibling tier, explanations of pairs about
     other premises for an unrelated tier, each label rule as the tier's ``borrow_label``) that the
-    members order worst, and a candidate of a ``drop`` tier whose pairs the members still order
+    members order worst (``choose: chance``: closest to chance), and a candidate of a ``drop`` tier whose pairs the members still order
     right in at least ``tau`` of their votes is dropped (a list left with fewer than ``min_tiers``
     tiers is dropped). Rounds stop once every attacker's agreement on the train lists is at most
     ``target``.
@@ -237,6 +238,14 @@ class AdversarialSpec(StrictModel):
     drop: list[str] = Field(default_factory=list, description="tiers whose easy candidates are dropped")
     min_tiers: int = Field(default=2, ge=2, le=100, description="a list keeps at least this many tiers")
     hash_bits: int = Field(default=11, ge=6, le=16, description="hashed word features: 2**hash_bits slots")
+    choose: Literal["hardest", "chance"] = Field(
+        default="hardest",
+        description="which pool alternative replaces a candidate: the one the members order worst "
+        "(`hardest`), or the one whose pairs they order closest to chance (`chance`: the replacements "
+        "do not leave the grades inverted for a model trained on the filtered lists to learn)")
+    @model_serializer(mode="wrap")
+    def _dump(self, handler):
+        return _drop_defaults(self, handler(self), {"choose": "hardest"})
 
     @model_validator(mode="after")
     def _names_unique(self) -> AdversarialSpec:
