@@ -131,8 +131,9 @@ class CrossEncoderScorer(Scorer):
         return self._model
 
     def prepare(self) -> None:
-        """Build the model on its device (see :meth:`gradebench.scorers.base.Scorer.prepare`)."""
-        self.model  # noqa: B018
+        """Build the model on its device, and in half precision its half copy (see
+        :meth:`gradebench.scorers.base.Scorer.prepare`): loading, not scoring, pays for them."""
+        self._inference_model()
 
     def _amp_dtype(self) -> Any:
         from gradebench.scorers._ce_model import autocast_dtype, resolve_precision

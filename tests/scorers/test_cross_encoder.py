@@ -137,6 +137,8 @@ def test_half_precision_scores_a_half_copy_dropped_by_training(tiny_bert, demo_l
     fp32 = s.score(val)
     assert s._half is None and s.inference_info() is None  # fp32 on the CPU: no copy, nothing to record
     monkeypatch.setattr(CrossEncoderScorer, "_amp_dtype", lambda self: torch.bfloat16)
+    s.prepare()  # loading makes the copy (a record's load_s, not its scoring_s)
+    assert s._half is not None
     half = s.score(val)
     assert {p.dtype for p in s._half.parameters()} == {torch.bfloat16}
     assert {p.dtype for p in s.model.parameters()} == {torch.float32}
