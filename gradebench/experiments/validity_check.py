@@ -111,7 +111,7 @@ def check_validity(
     manifest = info(folder)
     name, fp = manifest["recipe"]["name"], manifest["fingerprint"]
     splits = list(manifest["splits"])
-    shown = _shown(benchmark)
+    shown = _q(benchmark)  # the benchmark folder as the user gave it
     if split not in splits:
         again = f"gradebench validity {shown}" + ("" if run is None else f" --run {_q(run)}")
         other = _held_out(splits) if run is not None else splits[0]
@@ -140,7 +140,7 @@ def _check_run(result: ValidityCheck, folder: Path, manifest: dict[str, Any], ru
     from gradebench.benchmark.engine import builder_of
     from gradebench.benchmark.lists import open_benchmark
     from gradebench.experiments.runs import load_run
-    from gradebench.experiments.validity import attacker_values, read_attacker_lists
+    from gradebench.experiments.validity import attacker_values, has_lightgbm, read_attacker_lists
 
     name, fp, split = manifest["recipe"]["name"], manifest["fingerprint"], result.split
     scorer, info = load_run(run)  # the code path of `gradebench eval --run`
@@ -152,13 +152,14 @@ def _check_run(result: ValidityCheck, folder: Path, manifest: dict[str, Any], ru
                  f"or train a run on this one (gradebench train --benchmark {shown} --scorer {info.scorer} "
                  f"--out RUN_DIR)")
     mode = (result.figures or {}).get("mode", "fast")
-    has_ceilings = _has_lightgbm()
-    total = 4 + 2 + (1 if getattr(builder_of(manifest), "query_label", None) else 0) + (2 if has_ceilings else 0)
+    has_ceilings = has_lightgbm()
+    query_label = getattr(builder_of(manifest), "query_label", None)
+    total = 4 + 2 + (1 if query_label else 0) + (2 if has_ceilings else 0)
     step = _stepper(progress, total)
     step("reading the lists")
     files = [n for v in manifest["splits"].values() for n in v["files"]]
     read = read_attacker_lists(folder, files, benchmark=name, fingerprint=fp,
-                               query_label=getattr(builder_of(manifest), "query_label", None), mode=mode,
+                               query_label=query_label, mode=mode,
                                split=split)
     test = read["test"]
     if test.n_queries == 0:
@@ -182,12 +183,6 @@ def _check_run(result: ValidityCheck, folder: Path, manifest: dict[str, Any], ru
     if progress is not None:
         progress(total, total, "done")
     return result
-
-
-def _has_lightgbm() -> bool:
-    from gradebench.experiments.validity import has_lightgbm
-
-    return has_lightgbm()
 
 
 def _same_lists(bench: Any, split: str, query_ids: np.ndarray, scorer: Any) -> Any:
@@ -285,11 +280,6 @@ def _stepper(progress: ProgressFn | None, total: int):
 
 def _q(path: str | Path) -> str:
     return shlex.quote(str(path))
-
-
-def _shown(benchmark: str | Path) -> str:
-    """The benchmark folder as the user gave it, quoted for a shell."""
-    return _q(benchmark)
 
 
 def _held_out(splits: list[str]) -> str | None:

@@ -67,11 +67,18 @@ class Featurizer:
         col = 0
         hashed: list[int] = []
         crossed: dict[int, float] = {}
+        dense: dict[str, tuple[float, ...]] = {}  # each dense group once, for itself and label_overlap
+
+        def values(group: str) -> tuple[float, ...]:
+            if group not in dense:
+                dense[group] = _dense(group, c, cs, hs, ps, hypothesis, n)
+            return dense[group]
+
         for g in self.groups:
             if g in _DENSE:
-                vals = _dense(g, c, cs, hs, ps, hypothesis, n)
+                vals = values(g)
             elif g == "label_overlap":
-                for k, v in enumerate(v for d in _DENSE for v in _dense(d, c, cs, hs, ps, hypothesis, n)):
+                for k, v in enumerate(v for d in _DENSE for v in values(d)):
                     if v:
                         j = self.n_dense + _slot(self.bits, "lo", label, str(k))
                         crossed[j] = crossed.get(j, 0.0) + float(v)
