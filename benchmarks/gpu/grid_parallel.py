@@ -7,7 +7,7 @@ Usage::
 
 A small training run leaves a GPU mostly idle (a step is bound by the Python that launches its
 kernels), so several runs share one GPU well. Each grid is split into its cells (one benchmark,
-scorer, loss and seed each), written as one-cell experiment files beside ``--runs-dir``; each
+scorer, loss and seed each; ``--seeds`` or ``--cells`` keep some of them), written as one-cell experiment files beside ``--runs-dir``; each
 cell is an ordinary ``gradebench sweep`` of its file, so its run folder, record id and record
 are exactly those of the whole grid's sweep (a cell whose record exists is skipped by the sweep
 itself). Cells are taken in order of seed (every cell of the first seed before any of the
@@ -55,6 +55,11 @@ def main() -> None:
     ap.add_argument("--threads", type=int, default=2, help="torch CPU threads of each sweep")
     ap.add_argument("--start-by", type=float, default=float("inf"), help="seconds: start no cell after this")
     ap.add_argument("--stop-at", type=float, default=float("inf"), help="seconds: stop running cells then")
+    ap.add_argument("--seeds", type=int, nargs="+", default=None,
+                    help="only the cells of these seeds (default: every seed of each grid)")
+    ap.add_argument("--cells", nargs="+", default=None,
+                    help="only these cells, by the tags --list prints (default: every cell)")
+    ap.add_argument("--list", action="store_true", help="print the cells that would run, and run none")
     args = ap.parse_args()
 
     todo = []
@@ -62,6 +67,16 @@ def main() -> None:
         for j, c in enumerate(cells(grid)):
             todo.append((c["seed_rank"], i, j, c))
     todo = [c for *_, c in sorted(todo, key=lambda t: t[:3])]
+    if args.seeds is not None:
+        todo = [c for c in todo if c["experiment"]["seeds"][0] in args.seeds]
+    if args.cells is not None:
+        unknown = sorted(set(args.cells) - {c["tag"] for c in todo})
+        if unknown:
+            raise SystemExit(f"grid_parallel.py: no such cell: {', '.join(unknown)} (see --list)")
+        todo = [c for c in todo if c["tag"] in args.cells]
+    if args.list:
+        print("\n".join(c["tag"] for c in todo))
+        return
     cell_dir = args.runs_dir / "_cells"
     cell_dir.mkdir(parents=True, exist_ok=True)
     t0 = time.perf_counter()

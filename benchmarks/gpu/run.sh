@@ -17,7 +17,9 @@ OUT=${OUT:-gradebench-out/gpu}
 BENCH_S=${BENCH_S:-150}
 mkdir -p "$OUT"
 # the benchmarks, carried as .gpu/benchmarks.tar.xz (made here with
-#   tar cJf .gpu/benchmarks.tar.xz gradebench-out/esnli/1d2f086232ae gradebench-out/esnli-contrast-v2/5d4bc47091dd gradebench-out/anli/e1ba274c8198)
+#   tar cJf .gpu/benchmarks.tar.xz gradebench-out/esnli/1d2f086232ae gradebench-out/esnli-contrast-v2/5d4bc47091dd \
+#     gradebench-out/esnli-contrast-v3/35a2c8ff3ecb
+# with the benchmarks of the grids' cells that are to run)
 [ -f .gpu/benchmarks.tar.xz ] && tar xJf .gpu/benchmarks.tar.xz
 # shellcheck disable=SC1091
 source .gpu/setup-on-gpu.sh .gpu > "$OUT/setup.log" 2>&1 || { cat "$OUT/setup.log"; exit 1; }
@@ -38,8 +40,10 @@ grep -v -E "Warning|warn|Loading|Writing|warmup_ratio|^\{" "$OUT/bench-gpu.log" 
 
 LEFT=$((LIMIT - SECONDS))
 echo "== full-budget records at ${SECONDS}s, ${LEFT}s left"
-python3 benchmarks/gpu/grid_parallel.py recipes/experiments/full-budget-contrast-cross-encoder.yaml \
-  recipes/experiments/full-budget-esnli-cross-encoder.yaml --workers "${WORKERS:-8}" --threads 2 \
+# GRIDS: the grids; CELLS: only these of their cells (tags as `grid_parallel.py --list` prints them)
+GRIDS=${GRIDS:-recipes/experiments/full-budget-contrast-cross-encoder.yaml recipes/experiments/full-budget-esnli-cross-encoder.yaml}
+# shellcheck disable=SC2086
+python3 benchmarks/gpu/grid_parallel.py $GRIDS ${CELLS:+--cells $CELLS} --workers "${WORKERS:-8}" --threads 2 \
   --results-dir /tmp/gb-results --runs-dir /tmp/gb-runs --start-by $((LEFT - 170)) --stop-at $((LEFT - 30)) \
   > "$OUT/grid.log" 2>&1
 echo "grid rc=$?"
