@@ -19,7 +19,10 @@ mkdir -p "$OUT"
 # the benchmarks, carried as .gpu/benchmarks.tar.xz (made here with
 #   tar cJf .gpu/benchmarks.tar.xz gradebench-out/esnli/1d2f086232ae gradebench-out/esnli-contrast-v2/5d4bc47091dd \
 #     gradebench-out/esnli-contrast-v3/35a2c8ff3ecb
-# with the benchmarks of the grids' cells that are to run)
+# with the benchmarks of the grids' cells that are to run; TRAIN_BENCH: bench_gpu.py's training benchmark.
+# The payload may carry its wheels unzipped, as .gpu/site.tar.xz (about 1.5 MB smaller), made with
+#   mkdir s && for w in .gpu/whl/*.whl; do unzip -q -o "$w" -d s; done && tar cJf .gpu/site.tar.xz -C s .
+# setup-on-gpu.sh then unpacks it into /tmp/site instead of installing the wheels)
 [ -f .gpu/benchmarks.tar.xz ] && tar xJf .gpu/benchmarks.tar.xz
 # shellcheck disable=SC1091
 source .gpu/setup-on-gpu.sh .gpu > "$OUT/setup.log" 2>&1 || { cat "$OUT/setup.log"; exit 1; }
@@ -33,7 +36,7 @@ python3 -c "import gradebench, sentence_transformers, transformers; print(gradeb
 ESNLI=gradebench-out/esnli/1d2f086232ae
 V2=gradebench-out/esnli-contrast-v2/5d4bc47091dd
 echo "== bench_gpu.py (at most ${BENCH_S}s) at ${SECONDS}s"
-timeout -k 10 "$BENCH_S" python3 benchmarks/bench_gpu.py --benchmark "$ESNLI" --train-benchmark "$V2" \
+timeout -k 10 "$BENCH_S" python3 benchmarks/bench_gpu.py --benchmark "$ESNLI" --train-benchmark "${TRAIN_BENCH:-$V2}" \
   --train-lists 800 --batch-queries 8 32 --peer-batches 128 512 --out "$OUT/bench-gpu.json" > "$OUT/bench-gpu.log" 2>&1
 echo "bench_gpu rc=$?"
 grep -v -E "Warning|warn|Loading|Writing|warmup_ratio|^\{" "$OUT/bench-gpu.log" | tail -45

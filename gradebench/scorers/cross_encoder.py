@@ -60,6 +60,7 @@ from gradebench.errors import InvalidArgumentError
 from gradebench.paths import write_json_atomic
 from gradebench.scorers import Scorer, ScorerConfig, check_scores, register_scorer
 from gradebench.scorers.base import FitJob
+from gradebench.training.tokens import TokenizerKey
 
 #: written by save() next to the model: the config the model was trained with
 SCORER_FILE = "gradebench_cross_encoder.json"
@@ -116,6 +117,7 @@ class CrossEncoderScorer(Scorer):
         self._model: Any = None
         self._weights_from: Path | None = None  # the saved folder the weights were loaded from
         self._half: Any = None  # the half-precision inference copy of the model (None: not made yet)
+        self._tokenizer_key = TokenizerKey()  # the encoding cache's key of the model's tokenizer
         self._fitting = False  # inside _fit: score the live weights (they change under the copy)
 
     # -- model -------------------------------------------------------------------------------
@@ -153,7 +155,8 @@ class CrossEncoderScorer(Scorer):
         if len(queries) != len(candidates):
             raise InvalidArgumentError(f"{len(queries)} queries but {len(candidates)} candidates")
         model, amp_dtype = self._inference_model()
-        encoded = encode_pairs(model.tokenizer, queries, candidates, max_length=self.config.max_length)
+        encoded = encode_pairs(model.tokenizer, queries, candidates, max_length=self.config.max_length,
+                               tokenizer_key=self._tokenizer_key(model.tokenizer))
         return predict_logits(model, encoded, batch_size=self.config.batch_size, bucket=self.config.bucket,
                               amp_dtype=amp_dtype, max_tokens=self.max_batch_tokens())
 

@@ -158,13 +158,34 @@ _CACHE_LOCK = threading.Lock()
 def tokenizer_digest(tokenizer: Any) -> str | None:
     """sha256 of a fast tokenizer's serialized state (vocabulary, added tokens, normalizer, ...), else None.
 
-    Computed on every call (about 10 ms for a BERT WordPiece tokenizer), so a tokenizer changed
-    in place is never matched with what it encoded before.
+    Computed on every call (about 3-10 ms for a BERT WordPiece tokenizer), so a tokenizer changed
+    in place is never matched with what it encoded before. A scorer computes it once for the
+    tokenizer it loaded and passes it as ``tokenizer_key`` (its tokenizer does not change).
     """
     backend = getattr(tokenizer, "backend_tokenizer", None)
     if backend is None or not hasattr(backend, "to_str"):
         return None
     return hashlib.sha256(backend.to_str().encode("utf-8")).hexdigest()
+
+
+class TokenizerKey:
+    """The :func:`tokenizer_digest` of the tokenizer a scorer holds, computed once: the encoding
+    cache's key without serializing the tokenizer on every pass (a few ms each, which a GPU pass
+    over a few thousand pairs would wait for). Called with another tokenizer object, it digests
+    that one. A loaded scorer's tokenizer is not changed in place."""
+
+    def __init__(self) -> None:
+        self._memo: tuple[Any, str | None] | None = None  # (tokenizer, its digest)
+
+    def __call__(self, tokenizer: Any) -> str | None:
+        if self._memo is None or self._memo[0] is not tokenizer:
+            self._memo = (tokenizer, tokenizer_digest(tokenizer))
+        return self._memo[1]
+
+
+def _digest(tokenizer: Any, known: str | None) -> str | None:
+    """``known`` (a digest the caller computed for this tokenizer), else :func:`tokenizer_digest`."""
+    return known if known is not None else tokenizer_digest(tokenizer)
 
 
 def texts_digest(*columns: Sequence[str]) -> str:
@@ -206,7 +227,7 @@ def clear_cache() -> None:
 
 
 def encode_pairs(tokenizer: Any, queries: Sequence[str], candidates: Sequence[str], *, max_length: int,
-                 cache: bool = True) -> EncodedPairs:
+                 cache: bool = True, tokenizer_key: str | None = None) -> EncodedPairs:
     """Tokenize every ``(query, candidate)`` pair at once (no padding) into an :class:`EncodedPairs`.
 
     The encoding is the tokenizer's own (as in ``CrossEncoder.preprocess``), truncated
@@ -216,9 +237,12 @@ def encode_pairs(tokenizer: Any, queries: Sequence[str], candidates: Sequence[st
     afterwards, as transformers itself does on every call; other tokenizers go through
     ``tokenizer(...)``. With ``cache`` (and a fast tokenizer) the result is remembered by content
     (see the module docstring) and the same arrays are returned for the same pairs again.
+    ``tokenizer_key`` is the tokenizer's :func:`tokenizer_digest` when the caller holds it already
+    (a scorer computes it once for the tokenizer it loaded, :class:`TokenizerKey`); None computes
+    it here.
     """
     want_types = "token_type_ids" in getattr(tokenizer, "model_input_names", ("token_type_ids",))
-    digest = tokenizer_digest(tokenizer) if cache and len(queries) else None
+    digest = _digest(tokenizer, tokenizer_key) if cache and len(queries) else None
     key = None if digest is None else ("pairs", digest, int(max_length), want_types,
                                        texts_digest(queries, candidates))
     return cached_encoding(key, lambda: _encode_pairs(tokenizer, queries, candidates, max_length=max_length,
@@ -240,12 +264,13 @@ def _encode_pairs(tokenizer: Any, queries: Sequence[str], candidates: Sequence[s
     return flat_encoding(ids, types, pad_id)
 
 
-def encode_single(tokenizer: Any, texts: Sequence[str], *, max_length: int, cache: bool = True) -> EncodedPairs:
+def encode_single(tokenizer: Any, texts: Sequence[str], *, max_length: int, cache: bool = True,
+                  tokenizer_key: str | None = None) -> EncodedPairs:
     """Single texts as ``SentenceTransformer.preprocess`` encodes them: special tokens added, truncated
     to ``max_length`` by the tokenizer (the closing special token kept), no padding; cached like
-    :func:`encode_pairs`."""
+    :func:`encode_pairs` (``tokenizer_key`` as there)."""
     want_types = "token_type_ids" in getattr(tokenizer, "model_input_names", ("token_type_ids",))
-    digest = tokenizer_digest(tokenizer) if cache and len(texts) else None
+    digest = _digest(tokenizer, tokenizer_key) if cache and len(texts) else None
     key = None if digest is None else ("single", digest, int(max_length), want_types, texts_digest(texts))
 
     def make() -> EncodedPairs:

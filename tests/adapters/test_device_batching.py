@@ -70,6 +70,55 @@ def test_the_encoding_is_cached_by_content(tiny_bert, test_lists):
     assert fresh is not first and np.array_equal(fresh.ids, first.ids) and np.array_equal(fresh.starts, first.starts)
 
 
+def test_a_known_tokenizer_key_is_the_computed_one(tiny_bert, test_lists, monkeypatch):
+    import gradebench.training.tokens as tokens
+
+    clear_cache()
+    q, c = test_lists.pairs()
+    tok = _tokenizer(tiny_bert)
+    first = encode_pairs(tok, q, c, max_length=32)
+    calls = []
+    real = tokens.tokenizer_digest
+    monkeypatch.setattr(tokens, "tokenizer_digest", lambda t: calls.append(t) or real(t))
+    key = tokens.TokenizerKey()
+    assert key(tok) == real(tok) and key(tok) == real(tok) and len(calls) == 1  # once per tokenizer object
+    assert encode_pairs(tok, q, c, max_length=32, tokenizer_key=key(tok)) is first
+    assert encode_single(tok, q, max_length=32, tokenizer_key=key(tok)) is encode_single(tok, q, max_length=32)
+    other = _tokenizer(tiny_bert)
+    assert key(other) == real(tok) and len(calls) == 3  # another object is digested again (same state)
+
+
+@pytest.mark.parametrize("fixture,adapter", [
+    ("seq_classifier", "sequence-classifier"),
+    ("st_cross_encoder", "cross-encoder"),
+    ("tiny_bert", "bi-encoder"),
+])
+def test_a_repeated_pass_does_not_digest_the_tokenizer_again(request, test_lists, fixture, adapter, monkeypatch):
+    import gradebench.training.tokens as tokens
+
+    calls = []
+    real = tokens.tokenizer_digest
+    monkeypatch.setattr(tokens, "tokenizer_digest", lambda t: calls.append(t) or real(t))
+    scorer = make_model_scorer(request.getfixturevalue(fixture), adapter, {"batch_size": 4})
+    first = scorer.score(test_lists)
+    once = len(calls)
+    assert once >= 1
+    again = scorer.score(test_lists)
+    assert len(calls) == once and np.array_equal(again, first)
+
+
+def test_the_cross_encoder_scorer_digests_its_tokenizer_once(tiny_bert, demo_lists, monkeypatch):
+    import gradebench.training.tokens as tokens
+
+    calls = []
+    real = tokens.tokenizer_digest
+    monkeypatch.setattr(tokens, "tokenizer_digest", lambda t: calls.append(t) or real(t))
+    lists = demo_lists["test"].head(6)
+    scorer = make_scorer("cross-encoder", {"model": str(tiny_bert), "max_length": 32}, seed=3)
+    first = scorer.score(lists)
+    assert np.array_equal(scorer.score(lists), first) and len(calls) == 1
+
+
 def test_single_texts_are_encoded_as_the_tokenizer_truncates_them(tiny_bert, test_lists):
     q, _ = test_lists.pairs()
     tok = _tokenizer(tiny_bert)

@@ -42,6 +42,7 @@ from gradebench.scorers.adapters.model_files import (
 )
 from gradebench.scorers.adapters.runner import distributed, pick_device
 from gradebench.scorers.base import Scorer, ScorerConfig, check_scores
+from gradebench.training.tokens import TokenizerKey
 
 __all__ = ["LOCATION_KEYS", "TRUST_KEY", "InvarianceError", "ModelConfig", "ModelScorer", "load_error",
            "refuse_trust_key", "resolved_max_length"]
@@ -181,6 +182,7 @@ class ModelScorer(Scorer):
         self._options: dict[str, Any] | None = None
         self._model: Any = None
         self._device: str | None = None
+        self.tokenizer_key = TokenizerKey()  # the encoding cache's key of the loaded tokenizer
 
     @classmethod
     def make_config(cls, config: Any) -> Any:

@@ -80,7 +80,8 @@ class BiEncoderScorer(ModelScorer):
         max_tokens = self.max_batch_tokens(batch_size)
         tokens = None
         if _plain_text_module(model):
-            encoded = encode_single(model.tokenizer, texts, max_length=self.options()["max_length"])
+            encoded = encode_single(model.tokenizer, texts, max_length=self.options()["max_length"],
+                                    tokenizer_key=self.tokenizer_key(model.tokenizer))
             tokens = encoded.on_device(model.device)
         if max_tokens is not None and tokens is not None:
             lengths = encoded.lengths  # a token budget needs token lengths
@@ -102,18 +103,24 @@ class BiEncoderScorer(ModelScorer):
 
     def _score_pairs(self, queries: list[str], candidates: list[str], keys: list[str], *,
                      batch_size: int) -> np.ndarray:
-        q = [self.config.query_prompt + t for t in queries]
-        c = [self.config.candidate_prompt + t for t in candidates]
-        texts = sorted(set(q) | set(c))
-        where = {t: i for i, t in enumerate(texts)}
-        qi = np.fromiter((where[t] for t in q), dtype=np.int64, count=len(q))
-        ci = np.fromiter((where[t] for t in c), dtype=np.int64, count=len(c))
+        qp, cp = self.config.query_prompt, self.config.candidate_prompt
+        q = [qp + t for t in queries] if qp else queries
+        c = [cp + t for t in candidates] if cp else candidates
+        # the distinct texts in order of first use: the plan orders them by seeded hash and length,
+        # so their order here changes no batch and no score (and costs no sort)
+        where = dict.fromkeys(q)
+        where.update(dict.fromkeys(c))
+        texts = list(where)
         if distributed()[1] > 1:  # shards gather host arrays (runner's module docstring), then as one process
             import torch
 
             emb = torch.from_numpy(self.embed(texts, batch_size=batch_size)).to(self.model.device)
-        else:
+        else:  # the forwards are queued on the device; the pairs' indices are made meanwhile
             emb = _embeddings_on_device(*self._plan(texts, batch_size=batch_size), len(texts))
+        for i, t in enumerate(texts):
+            where[t] = i
+        qi = np.fromiter((where[t] for t in q), dtype=np.int64, count=len(q))
+        ci = np.fromiter((where[t] for t in c), dtype=np.int64, count=len(c))
         return _cosines(emb, qi, ci)
 
 

@@ -83,5 +83,6 @@ class CrossEncoderAdapter(ModelScorer):
         from gradebench.training.tokens import encode_pairs
 
         model = self.model
-        encoded = encode_pairs(model.tokenizer, queries, candidates, max_length=self.options()["max_length"])
+        encoded = encode_pairs(model.tokenizer, queries, candidates, max_length=self.options()["max_length"],
+                               tokenizer_key=self.tokenizer_key(model.tokenizer))
         return classify(self, model, encoded, keys, self.options(), batch_size=batch_size)

@@ -123,5 +123,6 @@ class SequenceClassifierScorer(ModelScorer):
 
         model, tokenizer = self.model
         first, second = (queries, candidates) if self.config.pair_order == "query-candidate" else (candidates, queries)
-        encoded = encode_pairs(tokenizer, first, second, max_length=self.options()["max_length"])
+        encoded = encode_pairs(tokenizer, first, second, max_length=self.options()["max_length"],
+                               tokenizer_key=self.tokenizer_key(tokenizer))
         return classify(self, model, encoded, keys, self.options(), batch_size=batch_size)
