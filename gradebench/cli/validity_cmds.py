@@ -17,30 +17,36 @@ def validity(
     run: Annotated[Optional[Path], typer.Option(
         "--run", help="a finished run folder of `gradebench train` on this benchmark: check it against "
         "the shortcut attackers", show_default="none: show the stored figures")] = None,
-    split: Annotated[str, typer.Option(help="with --run: the held-out split to score")] = "test",
+    record: Annotated[Optional[Path], typer.Option(
+        "--record", help="instead of --run: an evaluation record (its JSON file) of this benchmark, with its "
+        "predictions beside it: the reader's scores are read from them", show_default="none")] = None,
+    split: Annotated[str, typer.Option(help="with --run: the held-out split to score (--record: the "
+                                            "record's split)")] = "test",
     resamples: Annotated[int, typer.Option(help="bootstrap resamples of the margin's CI")] = 1000,
     measure: Annotated[bool, typer.Option(
         "--measure", help="measure the figures again and store them in the manifest and card")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="print the result as JSON")] = False,
 ) -> None:
-    """Show how far shortcuts get on a benchmark; with --run, a reader's margin over the best one.
+    """Show how far shortcuts get on a benchmark; with --run (or --record), a reader's margin
+    over the best one.
 
     Not `validate`, which checks a build against its expectation suite."""
     from gradebench.experiments.validity_check import check_validity
     from gradebench.experiments.validity_check import measure as measure_api
 
-    if measure and run is not None:
-        raise InvalidArgumentError("--measure and --run conflict: give one",
-                                   hint="--measure stores the figures; --run checks a reader against them")
+    if measure and (run is not None or record is not None):
+        flag = "--run" if run is not None else "--record"
+        raise InvalidArgumentError(f"--measure and {flag} conflict: give one",
+                                   hint=f"--measure stores the figures; {flag} checks a reader against them")
     if measure:
         result = measure_api(benchmark_dir)
-    elif run is None:
+    elif run is None and record is None:
         result = check_validity(benchmark_dir, split=split, n_resamples=resamples)
     else:
         from gradebench.cli.harness_cmds import with_progress
 
         result = with_progress(not as_json, lambda progress: check_validity(
-            benchmark_dir, run=run, split=split, n_resamples=resamples, progress=progress))
+            benchmark_dir, run=run, record=record, split=split, n_resamples=resamples, progress=progress))
     if as_json:
         emit(result.to_dict())
         return

@@ -19,6 +19,13 @@ per-query difference with a paired percentile bootstrap CI over the queries both
 (:func:`gradebench.stats.paired_bootstrap_test`, seeded from the benchmark's and the run's
 fingerprints and the split: no global RNG). ``line`` gives the outcome on pairwise agreement with
 the leaderboard verdict's rule (:func:`gradebench.experiments.leaderboard.outcome`).
+
+With a record instead (``--record``: an evaluation record of ``gradebench eval`` on this benchmark,
+with its per-candidate predictions beside it, checked against the digest the record carries), the
+reader's scores are read from the predictions rather than computed again: a run trained on another
+machine (a GPU) is checked where only its record travelled. The split is the record's; the
+bootstrap seed is the one ``--run`` would use for the record's run (its run fingerprint), so the
+same scores give the same margin either way.
 """
 
 from __future__ import annotations
@@ -30,7 +37,7 @@ from typing import Any
 
 import numpy as np
 
-from gradebench.errors import BenchmarkError, InvalidArgumentError, RunError, UnknownNameError
+from gradebench.errors import BenchmarkError, InvalidArgumentError, RecordError, RunError, UnknownNameError
 from gradebench.paths import RUNS_DIR
 from gradebench.scorers.base import ProgressFn
 
@@ -83,16 +90,21 @@ def check_validity(
     benchmark: str | Path,
     *,
     run: str | Path | None = None,
+    record: str | Path | None = None,
     split: str = "test",
     n_resamples: int = 1000,
     progress: ProgressFn | None = None,
 ) -> ValidityCheck:
-    """The validity figures of ``benchmark``, and with ``run`` the reader's check against the shortcuts.
+    """The validity figures of ``benchmark``, and with ``run`` (or ``record``) the reader's check
+    against the shortcuts.
 
     Args:
         benchmark: a folder written by ``gradebench build``.
         run: a finished run folder of ``gradebench train`` on this benchmark, or None.
-        split: the held-out split scored with ``run`` (not ``train``: the attackers learn from it).
+        record: instead of ``run``, an evaluation record's JSON file of this benchmark whose
+            predictions file is beside it: the reader's scores are read from it.
+        split: the held-out split scored with ``run`` (not ``train``: the attackers learn from it);
+            with ``record``, the record's split (another one is refused).
         n_resamples: bootstrap resamples of each margin's CI.
         progress: optional ``progress(done, total, message)`` while a run is checked.
 
@@ -101,20 +113,28 @@ def check_validity(
         UnknownNameError: no such split (the message names the benchmark's splits).
         InvalidArgumentError: ``split`` is ``train`` with a run, or the benchmark has no train split.
         RunError: the run is missing, unfinished, corrupt, or trained on another benchmark.
+        RecordError: the record is unreadable, fails its checks, has no predictions here, or is
+            of another benchmark or split.
     """
     from gradebench.benchmark.info import info
     from gradebench.experiments.build import check_benchmark_folder
     from gradebench.experiments.validity import is_stale
     from gradebench.stats._checks import check_n_resamples
 
+    if run is not None and record is not None:
+        raise InvalidArgumentError("--run and --record conflict: give one",
+                                   hint="--run scores the lists with a trained run; --record reads a record's "
+                                        "predictions")
     folder = check_benchmark_folder(benchmark)
     manifest = info(folder)
     name, fp = manifest["recipe"]["name"], manifest["fingerprint"]
     splits = list(manifest["splits"])
     shown = _q(benchmark)  # the benchmark folder as the user gave it
+    reader = run if run is not None else record
     if split not in splits:
-        again = f"gradebench validity {shown}" + ("" if run is None else f" --run {_q(run)}")
-        other = _held_out(splits) if run is not None else splits[0]
+        again = f"gradebench validity {shown}" + ("" if reader is None else
+                                                  f" {'--run' if run is not None else '--record'} {_q(reader)}")
+        other = _held_out(splits) if reader is not None else splits[0]
         raise UnknownNameError(f"benchmark {name} has no split {split!r}", path=folder,
                                hint=f"its splits: {', '.join(splits)}"
                                     + (f"; e.g. {again} --split {other}" if other else ""))
@@ -123,7 +143,7 @@ def check_validity(
     stale = is_stale(figures, (figures or {}).get("mode", "fast"))
     result = ValidityCheck(benchmark={"name": name, "fingerprint": fp, "path": str(folder)}, split=split,
                            figures=figures, stale=stale)
-    if run is None:
+    if reader is None:
         result.commands = _commands(shown, name, fp, stale, split)
         return result
     if split == "train":
@@ -132,25 +152,49 @@ def check_validity(
     if "train" not in splits:
         raise InvalidArgumentError(f"benchmark {name} has no train split for the attackers to learn from",
                                    path=folder, hint="check a reader on a benchmark with a train split")
-    return _check_run(result, folder, manifest, Path(run), shown, n_resamples, progress)
+    if run is not None:
+        return _check_run(result, folder, manifest, Path(run), shown, n_resamples, progress)
+    return _check_run(result, folder, manifest, None, shown, n_resamples, progress,
+                      record=_read_record(Path(record), name, fp, split, shown))
 
 
-def _check_run(result: ValidityCheck, folder: Path, manifest: dict[str, Any], run: Path, shown: str,
-               n_resamples: int, progress: ProgressFn | None) -> ValidityCheck:
+def _read_record(path: Path, name: str, fp: str, split: str, shown: str) -> Any:
+    """The record at ``path``, checked, with its predictions here; of this benchmark and split."""
+    from gradebench.experiments.store import PREDICTIONS_HINT, PREDICTIONS_MISSING
+    from gradebench.experiments.verify import read_verified
+
+    record = read_verified(path, predictions=True)
+    where = record.predictions_path
+    if where is None or not where.is_file():
+        raise RecordError(PREDICTIONS_MISSING, path=where or path, hint=PREDICTIONS_HINT)
+    b = record.benchmark
+    if b.fingerprint != fp:
+        raise RecordError(f"the record is of {b.name} ({b.fingerprint[:12]}), not of {name} ({fp[:12]})", path=path,
+                          hint=f"check it on its own benchmark (gradebench validity BENCHMARK_DIR --record "
+                               f"{_q(path)}, BENCHMARK_DIR the build of {b.name} {b.fingerprint[:12]})")
+    if record.split != split:
+        raise RecordError(f"the record is of split {record.split!r}, not {split!r}", path=path,
+                          hint=f"gradebench validity {shown} --record {_q(path)} --split {record.split}")
+    return record
+
+
+def _check_run(result: ValidityCheck, folder: Path, manifest: dict[str, Any], run: Path | None, shown: str,
+               n_resamples: int, progress: ProgressFn | None, record: Any = None) -> ValidityCheck:
     from gradebench.benchmark.engine import builder_of
     from gradebench.benchmark.lists import open_benchmark
     from gradebench.experiments.runs import load_run
     from gradebench.experiments.validity import attacker_values, has_lightgbm, read_attacker_lists
 
     name, fp, split = manifest["recipe"]["name"], manifest["fingerprint"], result.split
-    scorer, info = load_run(run)  # the code path of `gradebench eval --run`
-    if info.benchmark_fingerprint != fp:
-        raise RunError(
-            f"the run was trained on {info.benchmark} ({info.benchmark_fingerprint[:12]}), not on {name} "
-            f"({fp[:12]})", path=run,
-            hint=f"check it on its own benchmark (gradebench validity {_q(info.benchmark_path)} --run {_q(run)}), "
-                 f"or train a run on this one (gradebench train --benchmark {shown} --scorer {info.scorer} "
-                 f"--out RUN_DIR)")
+    if run is not None:
+        scorer, info = load_run(run)  # the code path of `gradebench eval --run`
+        if info.benchmark_fingerprint != fp:
+            raise RunError(
+                f"the run was trained on {info.benchmark} ({info.benchmark_fingerprint[:12]}), not on {name} "
+                f"({fp[:12]})", path=run,
+                hint=f"check it on its own benchmark (gradebench validity {_q(info.benchmark_path)} --run "
+                     f"{_q(run)}), or train a run on this one (gradebench train --benchmark {shown} --scorer "
+                     f"{info.scorer} --out RUN_DIR)")
     mode = (result.figures or {}).get("mode", "fast")
     has_ceilings = has_lightgbm()
     query_label = getattr(builder_of(manifest), "query_label", None)
@@ -165,15 +209,26 @@ def _check_run(result: ValidityCheck, folder: Path, manifest: dict[str, Any], ru
     if test.n_queries == 0:
         raise InvalidArgumentError(f"split {split!r} of {name} has no queries", path=folder,
                                    hint="check another split")
-    step(f"loading {info.scorer}")
-    lists = _same_lists(open_benchmark(folder), split, test.query_ids, scorer)
-    scorer.prepare()
-    reader_values = _score(scorer, lists, step, progress)
+    if run is not None:
+        step(f"loading {info.scorer}")
+        lists = _same_lists(open_benchmark(folder), split, test.query_ids, scorer.list_columns())
+        scorer.prepare()
+        reader_values = _score(scorer, lists, step, progress)
+        reader = {"run_dir": str(run), "scorer": info.scorer, "loss": info.loss,
+                  "run_fingerprint": info.run_fingerprint, "seed": int(info.seed)}
+    else:
+        step(f"reading the predictions of record {record.id[:12]}")
+        lists = _same_lists(open_benchmark(folder), split, test.query_ids, ())
+        step(f"scoring {lists.n_candidates} candidates from the record's predictions")
+        reader_values = _recorded_values(record, lists)
+        reader = {"record": str(record.path), "record_id": record.id, "scorer": record.scorer.name,
+                  "loss": record.loss.name,
+                  "run_fingerprint": None if record.run is None else record.run.run_fingerprint,
+                  "seed": int(record.system_seed)}
     values = attacker_values(read, mode=mode, step=step)
     step("bootstrap")
-    seed = _seed(fp, info.run_fingerprint, split)
-    result.reader = {"run_dir": str(run), "scorer": info.scorer, "loss": info.loss,
-                     "run_fingerprint": info.run_fingerprint, "seed": int(info.seed), **_figures(reader_values)}
+    seed = _seed(fp, reader["run_fingerprint"] or reader.get("record_id"), split)
+    result.reader = {**reader, **_figures(reader_values)}
     result.attackers = {k: {"name": ATTACKER_NAMES[k], **_figures(v)} for k, v in values.items()}
     result.lists = {"n_queries": int(test.n_queries), "carved": bool(read["carved"]),
                     "label_aware": read["query_label"] is not None, "lexical_ceilings": has_ceilings}
@@ -185,11 +240,11 @@ def _check_run(result: ValidityCheck, folder: Path, manifest: dict[str, Any], ru
     return result
 
 
-def _same_lists(bench: Any, split: str, query_ids: np.ndarray, scorer: Any) -> Any:
-    """The lists of ``split`` with the query ids ``query_ids``, in that order, with the reader's columns."""
+def _same_lists(bench: Any, split: str, query_ids: np.ndarray, columns: Any) -> Any:
+    """The lists of ``split`` with the query ids ``query_ids``, in that order, with the reader's ``columns``."""
     from gradebench.benchmark.lists import OPTIONAL_COLUMNS
 
-    lists = bench.lists(split, columns=(*OPTIONAL_COLUMNS, *scorer.list_columns()))
+    lists = bench.lists(split, columns=(*OPTIONAL_COLUMNS, *columns))
     at = {q: i for i, q in enumerate(lists.query_ids.tolist())}
     return lists.take(np.array([at[q] for q in query_ids.tolist()], dtype=np.int64))
 
@@ -205,6 +260,29 @@ def _score(scorer: Any, lists: Any, step: Any, progress: ProgressFn | None) -> d
     step(message)
     with reporting(_pass_progress(progress, step, message)):
         scores = check_scores(scorer.score(lists), lists, who=name)
+    return per_query(scores, lists)
+
+
+def _recorded_values(record: Any, lists: Any) -> dict[str, np.ndarray]:
+    """The per-query figures of the record's predictions on ``lists`` (every candidate must have one)."""
+    import pyarrow.parquet as pq
+
+    from gradebench.experiments.validity import per_query
+
+    table = pq.read_table(record.predictions_path, columns=["query_id", "candidate_id", "prediction"])
+    got = dict(zip(zip(table.column("query_id").to_pylist(), table.column("candidate_id").to_pylist()),
+                   table.column("prediction").to_pylist()))
+    rows, cols = lists.flat_index()
+    scores = np.zeros(lists.mask.shape, dtype=np.float64)
+    for r, c, q, cand in zip(rows.tolist(), cols.tolist(), lists.query_ids[rows].tolist(),
+                             lists.candidate_ids[rows, cols].tolist()):
+        value = got.get((q, cand))
+        if value is None:
+            raise RecordError(f"the record has no prediction for candidate {cand} of query {q}: it scored other "
+                              f"lists than the {lists.split} split of this build", path=record.path,
+                              hint="evaluate the run on this benchmark's split (gradebench eval --run RUN_DIR "
+                                   "--benchmark BENCHMARK_DIR), then give that record")
+        scores[r, c] = value
     return per_query(scores, lists)
 
 

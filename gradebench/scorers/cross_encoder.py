@@ -15,7 +15,8 @@ sentence-transformers are imported only when a model is built):
   default) a scoring pass runs a copy of the model whose weights are cast to that dtype, made
   on first use and dropped whenever training changes the weights: the forward is then what the
   adapters and the raw model run, with no per-layer casts of fp32 weights (autocast over the
-  fp32 weights reached 71% of the raw forward on an H100, ``benchmarks/results/gpu.json``).
+  fp32 weights reached 71% of the raw forward on an H100, ``benchmarks/results/gpu.json``; the
+  bf16 copy 89% on an H200, ``benchmarks/results/gpu-h200.json``).
   Scores agree with autocast's within the half-precision invariance tolerance; validation
   passes inside ``fit`` score the live fp32 weights under autocast, as before;
 * **training**: ``sentence_transformers.CrossEncoderTrainer`` on a listwise dataset

@@ -184,3 +184,98 @@ def test_the_printed_commands_work_as_printed(cli, monkeypatch, tmp_path):
     done = run_printed("\n".join(commands), tmp_path)
     assert done.returncode == 0, done.stderr
     assert "verdict: " in done.stdout
+
+
+# -- --record: the reader's scores from an evaluation record's predictions ----------------------------
+
+@pytest.fixture(scope="module")
+def reader_records(tmp_path_factory, demo_benchmark, reader_run) -> dict[str, Path]:
+    """The reader run's evaluation records of the test and validation splits, predictions beside them."""
+    from gradebench.experiments.evaluate import evaluate_scorer
+    from gradebench.experiments.runs import load_run
+
+    scorer, info = load_run(reader_run)
+    out = tmp_path_factory.mktemp("records")
+    return {split: evaluate_scorer(demo_benchmark, scorer, split=split, n_resamples=20, run=info,
+                                   results_dir=out).path for split in ("test", "validation")}
+
+
+def test_a_record_gives_what_its_run_gives(demo_benchmark, reader_run, reader_records):
+    by_run = check_validity(demo_benchmark, run=reader_run, n_resamples=200)
+    by_record = check_validity(demo_benchmark, record=reader_records["test"], n_resamples=200)
+    assert by_record.attackers == by_run.attackers and by_record.lists == by_run.lists
+    assert by_record.margins == by_run.margins and by_record.line == by_run.line  # same scores, same seed
+    reader = dict(by_record.reader)
+    assert reader.pop("record") == str(reader_records["test"]) and len(reader.pop("record_id")) == 64
+    run_reader = dict(by_run.reader)
+    assert run_reader.pop("run_dir") == str(reader_run)
+    assert reader == run_reader
+    other = check_validity(demo_benchmark, record=reader_records["validation"], split="validation", n_resamples=200)
+    assert other.margins == check_validity(demo_benchmark, run=reader_run, split="validation",
+                                           n_resamples=200).margins
+
+
+def test_cli_record_json_is_the_api_result(cli, monkeypatch, demo_benchmark, reader_records):
+    monkeypatch.setenv("COLUMNS", "80")
+    record = reader_records["test"]
+    code, out, err = cli("validity", demo_benchmark, "--record", record, "--resamples", "100", "--json")
+    assert (code, err) == (0, "")
+    assert json.loads(out) == check_validity(demo_benchmark, record=record, n_resamples=100).to_dict()
+    code, out, err = cli("validity", demo_benchmark, "--record", record, "--resamples", "100")
+    assert (code, err) == (0, "") and max(len(line) for line in out.splitlines()) <= 80
+    assert "reader: hashed-mlp + listnet" in out and "verdict: " in out
+
+
+@pytest.mark.parametrize("case", ["other benchmark", "other split", "no predictions", "scored other lists",
+                                  "tampered predictions", "with --run", "with --measure"])
+def test_bad_records_are_one_line_exit_2_and_nothing_written(cli, tmp_path, demo_benchmark, reader_run,
+                                                             reader_records, case):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    src = reader_records["test"]
+    folder = tmp_path / "records"
+    shutil.copytree(src.parent, folder)
+    record = folder / src.name
+    predictions = record.with_name(record.name.replace(".json", ".predictions.parquet"))
+    args: list = ["validity", demo_benchmark, "--record", record]
+    if case == "other benchmark":
+        other = tmp_path / "other"
+        shutil.copytree(demo_benchmark, other)
+        manifest = json.loads((other / "manifest.json").read_text())
+        manifest["fingerprint"], manifest["recipe"]["name"] = "f" * 64, "demo-copy"
+        (other / "manifest.json").write_text(json.dumps(manifest))
+        args[1] = other
+        needles = ["the record is of demo (", "not of demo-copy (ffffffffffff)", "--record"]
+    elif case == "other split":
+        args += ["--split", "validation"]
+        needles = ["the record is of split 'test', not 'validation'", f"--record {record} --split test"]
+    elif case == "no predictions":
+        predictions.unlink()
+        needles = ["predictions are not here"]
+    elif case == "scored other lists":  # a valid predictions file (its digest updated) missing a candidate
+        from gradebench.experiments.tables import predictions_digest
+
+        table = pq.read_table(predictions)
+        pq.write_table(table.slice(1), predictions)
+        data = json.loads(record.read_text())
+        data["files"]["predictions_sha256"] = predictions_digest(predictions)
+        record.write_text(json.dumps(data))
+        needles = ["the record has no prediction for candidate", "gradebench eval --run"]
+    elif case == "tampered predictions":
+        table = pq.read_table(predictions)
+        column = table.column("prediction").to_numpy() + 1.0
+        pq.write_table(table.set_column(table.schema.get_field_index("prediction"), "prediction",
+                                        pa.array(column)), predictions)
+        needles = ["predictions"]
+    elif case == "with --run":
+        args += ["--run", reader_run]
+        needles = ["--run and --record conflict"]
+    else:
+        args += ["--measure"]
+        needles = ["--measure and --record conflict"]
+    before = sorted((p, p.stat().st_size) for p in tmp_path.rglob("*"))
+    code, out, err = cli(*args)
+    assert (code, out) == (2, ""), err
+    assert_one_line_error(err, *needles)
+    assert sorted((p, p.stat().st_size) for p in tmp_path.rglob("*")) == before
