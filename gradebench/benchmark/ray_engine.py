@@ -16,7 +16,9 @@ At most ``2 * workers`` batches are in flight, so a slow batch does not make the
 come back early pile up. An exception in a task is raised here as the task raised it (Ray wraps
 it; the original is unwrapped). On Ctrl-C or any other exception the tasks in flight are
 cancelled, and a local instance started here is stopped: the staging folder is then removed by
-the engine as with the local engine, so nothing half-written remains.
+the engine as with the local engine, so nothing half-written remains. A ``kill -9`` of the building
+process runs none of that: a watchdog process started beside a local instance
+(:mod:`gradebench.benchmark.ray_watch`) then stops it.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from collections import deque
 from collections.abc import Iterable, Iterator
 from typing import Any
 
+from gradebench.benchmark import ray_watch
 from gradebench.benchmark.workers import Batch, build_batch
 from gradebench.errors import InvalidArgumentError
 
@@ -88,40 +91,59 @@ def ray_batches(builder_name: str, recipe_json: str, batches: Iterable[Batch], w
                 address: str | None = None) -> Iterator[tuple[dict, dict[str, float]]]:
     """Results of each batch, in order, computed as Ray tasks (see the module docstring)."""
     ray = _ray()
-    from gradebench.benchmark.workers import _make_builder
-
     address = address or os.environ.get("RAY_ADDRESS") or None
     started = False
-    if not ray.is_initialized():
-        kwargs: dict[str, Any] = {"include_dashboard": False, "log_to_driver": False, "logging_level": "ERROR"}
-        if address is None:
-            kwargs["num_cpus"] = workers
-        if address is not None:
-            _check_reachable(address)
-        handlers = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
-        terminated = False
-        try:
-            ray.init(address=address, **kwargs)
-        except SystemExit as e:  # Ray's own SIGTERM handler, while it started
-            if e.code != signal.SIGTERM:
-                raise
-            terminated = True
-        except (ConnectionError, RuntimeError, ValueError) as e:
-            where = f"the Ray cluster at {address}" if address else "a local Ray instance"
-            raise InvalidArgumentError(f"could not start or reach {where}: {str(e).splitlines()[0]}",
-                                       hint="check --ray-address (or RAY_ADDRESS), or build with --engine local") \
-                from None
-        finally:  # ray.init installs its own SIGTERM handler (exit code 15, no line): ours stay
-            for sig, handler in handlers.items():
-                if (handler is not None and signal.getsignal(sig) is not handler
-                        and threading.current_thread() is threading.main_thread()):
-                    signal.signal(sig, handler)
-        if terminated:  # the SIGTERM goes to this process's own handler, as it would have without Ray
-            if ray.is_initialized():
-                ray.shutdown()
-            signal.raise_signal(signal.SIGTERM)
-            raise SystemExit(128 + signal.SIGTERM)
-        started = True
+    watch = None
+    try:
+        if not ray.is_initialized():
+            if address is None:  # a local instance: stopped by the watchdog if this process is killed
+                watch = ray_watch.start(os.path.dirname(ray.__file__))
+            started = _init(ray, address, workers)
+        yield from _run(ray, builder_name, recipe_json, batches, workers)
+    finally:
+        if started:
+            ray.shutdown()
+        ray_watch.stop(watch)
+
+
+def _init(ray: Any, address: str | None, workers: int) -> bool:
+    """Start a local instance (``address`` None) or connect to one; True once it runs."""
+    kwargs: dict[str, Any] = {"include_dashboard": False, "log_to_driver": False, "logging_level": "ERROR"}
+    if address is None:
+        kwargs["num_cpus"] = workers
+    if address is not None:
+        _check_reachable(address)
+    handlers = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
+    terminated = False
+    try:
+        ray.init(address=address, **kwargs)
+    except SystemExit as e:  # Ray's own SIGTERM handler, while it started
+        if e.code != signal.SIGTERM:
+            raise
+        terminated = True
+    except (ConnectionError, RuntimeError, ValueError) as e:
+        where = f"the Ray cluster at {address}" if address else "a local Ray instance"
+        raise InvalidArgumentError(f"could not start or reach {where}: {str(e).splitlines()[0]}",
+                                   hint="check --ray-address (or RAY_ADDRESS), or build with --engine local") \
+            from None
+    finally:  # ray.init installs its own SIGTERM handler (exit code 15, no line): ours stay
+        for sig, handler in handlers.items():
+            if (handler is not None and signal.getsignal(sig) is not handler
+                    and threading.current_thread() is threading.main_thread()):
+                signal.signal(sig, handler)
+    if terminated:  # the SIGTERM goes to this process's own handler, as it would have without Ray
+        if ray.is_initialized():
+            ray.shutdown()
+        signal.raise_signal(signal.SIGTERM)
+        raise SystemExit(128 + signal.SIGTERM)
+    return True
+
+
+def _run(ray: Any, builder_name: str, recipe_json: str, batches: Iterable[Batch],
+         workers: int) -> Iterator[tuple[dict, dict[str, float]]]:
+    """The batches' results, in order, from Ray tasks (at most ``2 * workers`` in flight)."""
+    from gradebench.benchmark.workers import _make_builder
+
     remote = ray.remote(num_cpus=1, max_retries=0)(_task)
     packer = _make_builder(builder_name, recipe_json)
     batches = iter(batches)
@@ -155,5 +177,3 @@ def ray_batches(builder_name: str, recipe_json: str, batches: Iterable[Batch], w
                 ray.cancel(ref, force=True)
             except Exception:  # noqa: BLE001 - a task that finished meanwhile, or a cluster that is gone
                 pass
-        if started:
-            ray.shutdown()

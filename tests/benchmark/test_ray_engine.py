@@ -143,3 +143,36 @@ def test_a_group_signal_during_a_ray_build(tmp_path, monkeypatch, sig, code, lin
     assert (proc.returncode, stdout, stderr) == (code, "", line)
     assert _leftovers(out) == []
     assert _group_gone(proc.pid, timeout=30), "Ray processes outlived the build"
+
+
+def test_a_kill_9_of_the_building_process_leaves_no_ray_process(tmp_path, monkeypatch):
+    """``kill -9`` of the building process alone (no clean-up code runs in it): the watchdog
+    (``gradebench.benchmark.ray_watch``) ends every process of its local Ray instance, the per-node
+    agents included, which Ray's own processes left running before."""
+    from gradebench.benchmark import ray_watch
+
+    out = tmp_path / "out"
+    mark = tmp_path / "task-began"
+    monkeypatch.setenv("TEST_TASK_MARK", str(mark))
+    proc = _start([sys.executable, "-c", SLOW_BUILD, "build", "demo", "--out", str(out), "--no-validate",
+                   "--no-validity", "--engine", "ray"], site=tmp_path / "site", code=RUNNING_SITECUSTOMIZE)
+    ray_dir = os.path.dirname(ray.__file__)
+    try:
+        assert _wait_for_incomplete(proc, out, timeout=120), proc.communicate(timeout=60)
+        deadline = time.monotonic() + 120
+        while not mark.exists() and proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert mark.exists(), "no Ray task began"
+        time.sleep(1.0)  # the agents are up by now, and the watchdog has seen them
+        seen = ray_watch.ray_processes(proc.pid, ray_dir, skip=-1)
+        assert any(ray_watch._cmdline(p)[0].startswith("ray::") for p in seen), seen
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.communicate(timeout=60)
+        deadline = time.monotonic() + 30
+        while any(ray_watch._alive(p, s) for p, s in seen.items()) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert not [p for p, s in seen.items() if ray_watch._alive(p, s)], "Ray processes outlived the build"
+        assert _group_gone(proc.pid, timeout=30), "a process of the build's group outlived it"
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)

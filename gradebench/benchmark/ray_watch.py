@@ -1,0 +1,162 @@
+"""A watchdog that stops a build's local Ray instance when the building process dies.
+
+When the ``ray`` engine starts a local instance (:mod:`gradebench.benchmark.ray_engine`), Ray's
+core processes end by themselves when the building process is gone, but its per-node agents
+(``ray::DashboardAgent``, ``ray::RuntimeEnvAgent``) are children of the raylet and outlive it:
+after a ``kill -9`` of the building process alone they stayed, idle, until ``ray stop``. A Ctrl-C,
+a SIGTERM or an error stops the instance through ``ray.shutdown()``; a ``kill -9`` runs no code in
+the building process, so this small process does it instead.
+
+It is started next to the instance (:func:`start`) with a pipe from the building process on its
+standard input. While the building process lives, it notes, a few times a second, every process
+of the Ray instance: the building process's descendants that run Ray's binaries or scripts or
+carry a ``ray::`` title, and their own descendants, each with its start time (so a pid used
+again by an unrelated process is never touched). If the pipe says ``done`` (:func:`stop`, after
+``ray.shutdown()``), it exits and touches nothing. If the pipe closes without it, or the building
+process is gone, the building process died: it sends SIGTERM to each noted process still running,
+SIGKILL after 3 seconds to any left, and exits.
+
+It imports nothing from gradebench (it runs as ``python ray_watch.py PID RAY_DIR``) and ignores
+SIGINT, so a Ctrl-C to the terminal's process group leaves the clean-up to the building process
+(which then says ``done``). Linux only (``/proc``); elsewhere :func:`start` returns None.
+"""
+
+from __future__ import annotations
+
+import os
+import select
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+#: seconds between two looks at the process table
+TICK = 0.2
+#: seconds between SIGTERM and SIGKILL of the processes left
+GRACE = 3.0
+#: what the building process writes when it stopped the instance itself
+DONE = b"done\n"
+
+
+def start(ray_dir: str) -> subprocess.Popen | None:
+    """Start the watchdog of this process's Ray instance (``ray_dir``: the ``ray`` package's folder);
+    None where there is no ``/proc`` to watch."""
+    if not Path("/proc/self/stat").exists():
+        return None
+    return subprocess.Popen([sys.executable, "-S", str(Path(__file__).resolve()), str(os.getpid()), ray_dir],
+                            stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            close_fds=True)
+
+
+def stop(proc: subprocess.Popen | None) -> None:
+    """Tell the watchdog the instance was stopped here, and wait for it to exit."""
+    if proc is None:
+        return
+    try:
+        proc.stdin.write(DONE)
+        proc.stdin.close()
+    except (BrokenPipeError, OSError, ValueError):  # it is gone already
+        pass
+    try:
+        proc.wait(timeout=10)
+    except subprocess.TimeoutExpired:  # pragma: no cover - it exits on "done" at once
+        proc.kill()
+        proc.wait()
+
+
+# -- the watchdog process ---------------------------------------------------------------------
+def _stat(pid: int) -> tuple[int, int] | None:
+    """``(ppid, start time)`` of ``pid`` from ``/proc/PID/stat``, or None when it is gone."""
+    try:
+        raw = Path(f"/proc/{pid}/stat").read_bytes()
+    except OSError:
+        return None
+    fields = raw[raw.rindex(b")") + 2:].split()  # after "pid (comm) ": state, ppid, ...
+    return int(fields[1]), int(fields[19])
+
+
+def _cmdline(pid: int) -> list[str]:
+    try:
+        raw = Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return []
+    return raw.decode("utf-8", "replace").split("\0")
+
+
+def _is_ray(cmdline: list[str], ray_dir: str) -> bool:
+    """A Ray binary, a script of the ray package, or a process that took a ``ray::`` title."""
+    return any(arg.startswith(ray_dir) for arg in cmdline[:3]) or (bool(cmdline) and cmdline[0].startswith("ray::"))
+
+
+def ray_processes(root: int, ray_dir: str, *, skip: int) -> dict[int, int]:
+    """``{pid: start time}`` of the Ray processes below ``root`` (``skip`` and its own excluded)."""
+    table: dict[int, tuple[int, int]] = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            st = _stat(int(entry))
+            if st is not None:
+                table[int(entry)] = st
+    children: dict[int, list[int]] = {}
+    for pid, (ppid, _) in table.items():
+        children.setdefault(ppid, []).append(pid)
+    found: dict[int, int] = {}
+    stack = [(c, False) for c in children.get(root, [])]
+    while stack:
+        pid, inside = stack.pop()
+        if pid == skip:
+            continue
+        inside = inside or _is_ray(_cmdline(pid), ray_dir)
+        if inside:
+            found[pid] = table[pid][1]
+        stack.extend((c, inside) for c in children.get(pid, []))
+    return found
+
+
+def _alive(pid: int, started: int) -> bool:
+    st = _stat(pid)
+    return st is not None and st[1] == started
+
+
+def _end(noted: dict[int, int]) -> None:
+    """SIGTERM to every noted process still running, then SIGKILL to those left after :data:`GRACE`."""
+    for sig, wait in ((signal.SIGTERM, GRACE), (signal.SIGKILL, 0.0)):
+        left = {p: s for p, s in noted.items() if _alive(p, s)}
+        for pid in left:
+            try:
+                os.kill(pid, sig)
+            except OSError:
+                pass
+        deadline = time.monotonic() + wait
+        while wait and time.monotonic() < deadline and any(_alive(p, s) for p, s in left.items()):
+            time.sleep(0.05)
+
+
+def main(argv: list[str]) -> int:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # a terminal's Ctrl-C is the building process's
+    parent, ray_dir = int(argv[0]), argv[1]
+    parent_stat = _stat(parent)
+    if parent_stat is None:
+        return 0
+    me = os.getpid()
+    noted: dict[int, int] = {}
+    fd = sys.stdin.buffer.fileno()
+    said = b""
+    while True:
+        if not _alive(parent, parent_stat[1]):
+            break
+        noted.update(ray_processes(parent, ray_dir, skip=me))
+        ready, _, _ = select.select([fd], [], [], TICK)
+        if ready:
+            chunk = os.read(fd, 64)
+            said += chunk
+            if said.startswith(DONE):
+                return 0
+            if not chunk:  # the pipe closed without "done": the building process died
+                break
+    _end(noted)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
