@@ -110,17 +110,21 @@ def test_without_a_run_the_stored_figures_are_shown(cli, monkeypatch, measured_d
     assert r.figures == stored and r.stale is False and r.reader is None and r.line is None
 
 
+def _other_benchmark(demo_benchmark: Path, dest: Path) -> Path:
+    """A copy of the demo benchmark that says it is another one (name demo-copy, fingerprint f...f)."""
+    shutil.copytree(demo_benchmark, dest)
+    manifest = json.loads((dest / "manifest.json").read_text())
+    manifest["fingerprint"], manifest["recipe"]["name"] = "f" * 64, "demo-copy"
+    (dest / "manifest.json").write_text(json.dumps(manifest))
+    return dest
+
+
 @pytest.mark.parametrize("case", ["other benchmark", "not a benchmark", "no such split", "train split"])
 def test_bad_input_is_one_line_exit_2_and_nothing_written(cli, tmp_path, demo_benchmark, reader_run, case):
     args: list = ["validity", demo_benchmark, "--run", reader_run]
     needles: list[str] = []
     if case == "other benchmark":
-        other = tmp_path / "other"
-        shutil.copytree(demo_benchmark, other)
-        manifest = json.loads((other / "manifest.json").read_text())
-        manifest["fingerprint"], manifest["recipe"]["name"] = "f" * 64, "demo-copy"
-        (other / "manifest.json").write_text(json.dumps(manifest))
-        args[1] = other
+        other = args[1] = _other_benchmark(demo_benchmark, tmp_path / "other")
         needles = ["trained on demo (", "not on demo-copy (ffffffffffff)", "gradebench validity",
                    f"gradebench train --benchmark {other} --scorer hashed-mlp"]
     elif case == "not a benchmark":
@@ -240,12 +244,7 @@ def test_bad_records_are_one_line_exit_2_and_nothing_written(cli, tmp_path, demo
     predictions = record.with_name(record.name.replace(".json", ".predictions.parquet"))
     args: list = ["validity", demo_benchmark, "--record", record]
     if case == "other benchmark":
-        other = tmp_path / "other"
-        shutil.copytree(demo_benchmark, other)
-        manifest = json.loads((other / "manifest.json").read_text())
-        manifest["fingerprint"], manifest["recipe"]["name"] = "f" * 64, "demo-copy"
-        (other / "manifest.json").write_text(json.dumps(manifest))
-        args[1] = other
+        args[1] = _other_benchmark(demo_benchmark, tmp_path / "other")
         needles = ["the record is of demo (", "not of demo-copy (ffffffffffff)", "--record"]
     elif case == "other split":
         args += ["--split", "validation"]
