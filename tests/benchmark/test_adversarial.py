@@ -188,3 +188,59 @@ def test_chance_replacements_leave_pairs_nearer_chance(tmp_path, built):
         return float(np.mean([abs(v - 0.5) for k, v in pairs.items() if "sibling" in k or "unrelated" in k]))
 
     assert distance(chance) < distance(one)
+
+
+def test_length_match_default_stays_out_of_the_dump_and_is_checked():
+    """``length_match`` came after v3: left unset it is not in the resolved recipe (v3's fingerprint
+    stays); a negative value is refused."""
+    from pydantic import ValidationError
+
+    from gradebench.datasets.tiers.spec import AdversarialSpec
+
+    spec = {"attackers": [{"name": "a", "features": ["overlap"]}], "replace": ["sibling"]}
+    assert "length_match" not in AdversarialSpec(**spec).model_dump(mode="json")
+    assert AdversarialSpec(**spec, length_match=2).model_dump(mode="json")["length_match"] == 2
+    with pytest.raises(ValidationError):
+        AdversarialSpec(**spec, length_match=-1)
+    assert "length_match" not in load_recipe("esnli-contrast-v3").model_dump(mode="json")["adversarial"]
+
+
+@pytest.mark.integration
+def test_length_matched_replacements_track_the_own_explanations_length(tmp_path, built):
+    """With ``length_match: 1`` every replaced sibling/unrelated candidate is within one word of its
+    list's own explanation (a candidate the filter did not replace may not be); without it, many
+    are further away."""
+    import json
+
+    import pyarrow.parquet as pq
+
+    from gradebench.benchmark.engine import build
+    from gradebench.words import words
+
+    one = built[0]
+    p = _recipe(tmp_path, ADV.replace("  pool: 6\n", "  pool: 6\n  length_match: 1\n"))
+    matched = build(p, source=shared_data("esnli", "eSNLI"), out=tmp_path / "m", limit=LIMIT, workers=1,
+                    progress=False, validate=False)
+    assert matched.fingerprint != one.fingerprint
+    assert json.loads((Path(matched.path) / "manifest.json").read_text())["recipe"]["adversarial"]["length_match"] == 1
+
+    def gaps(result, plain_rows: set | None = None) -> list[int]:
+        out = []
+        for files in result.files.values():
+            rows = pq.read_table([f"{result.path}/{f}" for f in files],
+                                 columns=["query_id", "tier", "candidate"]).to_pylist()
+            own = {r["query_id"]: len(words(r["candidate"])) for r in rows if r["tier"] == "own"}
+            out += [abs(len(words(r["candidate"])) - own[r["query_id"]]) for r in rows
+                    if r["tier"] in ("sibling", "unrelated") and r["query_id"] in own
+                    and (plain_rows is None or (r["query_id"], r["candidate"]) not in plain_rows)]
+        return out
+
+    def rows_of(result) -> set:
+        return {(r["query_id"], r["candidate"]) for files in result.files.values()
+                for r in pq.read_table([f"{result.path}/{f}" for f in files],
+                                       columns=["query_id", "candidate"]).to_pylist()}
+
+    plain = built[2]
+    replaced = gaps(matched, rows_of(plain))  # the candidates the filter put in
+    assert replaced and max(replaced) <= 1
+    assert max(gaps(one, rows_of(plain))) > 1  # without length_match, replacements of any length

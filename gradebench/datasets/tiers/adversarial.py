@@ -238,12 +238,19 @@ def _agreement(adv: AdversarialSpec, model: _Model, live: list[_List], recipe: T
 def _replace(adv: AdversarialSpec, model: _Model, lst: _List, recipe: TieredSection, grade: dict[str, int],
              tier: str, slot: int, pools: dict, used: Counter) -> bool:
     """Swap the candidate ``tier``/``slot`` of ``lst`` for its pool's hardest alternative (``choose:
-    chance``: the one its pairs are ordered closest to chance); True if it changed."""
+    chance``: the one its pairs are ordered closest to chance; with ``length_match``, among those of
+    about the own explanation's length, and the current one only if it is too); True if it changed."""
     cands = lst.candidates(recipe)
     current, source = lst.borrowed[tier][slot]
     in_list = {c[2] for c in cands}
     alts = [(current, source)] + [(t, s) for t, s in pools[(lst.q.query_id, tier)]
                                   if t not in in_list and used[(lst.split, tier, t)] == 0]
+    keep_current = True
+    own = _own_length(recipe, cands) if adv.length_match is not None else None
+    if own is not None:  # only alternatives of about the own explanation's length
+        near = [a for a in alts[1:] if abs(len(words(a[0])) - own) <= adv.length_match]
+        keep_current = abs(len(words(current)) - own) <= adv.length_match
+        alts = alts[:1] + near
     if len(alts) == 1:
         return False
     others = [c for c in cands if not (c[0] == tier and c[1] == slot)]
@@ -262,8 +269,11 @@ def _replace(adv: AdversarialSpec, model: _Model, lst: _List, recipe: TieredSect
             right += r_
             n += n_
         hardness.append(right.sum() / max(n.sum(), 1))
-    # first of equals: the current text wins ties
-    best = int(np.argmin(np.round(np.abs(np.asarray(hardness) - 0.5) if adv.choose == "chance" else hardness, 9)))
+    # first of equals: the current text wins ties (unless its length is out of range)
+    rank = np.round(np.abs(np.asarray(hardness) - 0.5) if adv.choose == "chance" else np.asarray(hardness), 9)
+    if not keep_current:
+        rank[0] = np.inf
+    best = int(np.argmin(rank))
     if best == 0:
         return False
     new = list(lst.borrowed[tier])
@@ -272,6 +282,12 @@ def _replace(adv: AdversarialSpec, model: _Model, lst: _List, recipe: TieredSect
     used[(lst.split, tier, current)] -= 1
     used[(lst.split, tier, alts[best][0])] += 1
     return True
+
+
+def _own_length(recipe: TieredSection, cands: list[tuple[str, int, str]]) -> int | None:
+    """Words in the list's own explanation (its ``explanation`` tier), None without one."""
+    own = {t.name for t in recipe.tiers if t.candidates == "explanation"}
+    return next((len(words(text)) for tier, _, text in cands if tier in own), None)
 
 
 def _drop(adv: AdversarialSpec, model: _Model, lst: _List, recipe: TieredSection, grade: dict[str, int]) -> Counter:

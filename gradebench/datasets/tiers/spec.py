@@ -219,7 +219,8 @@ class AdversarialSpec(StrictModel):
     a ``replace`` tier is swapped for the one of ``pool`` content-seeded alternatives (its tier's
     pool: the same premise's other explanations for a sibling tier, explanations of pairs about
     other premises for an unrelated tier, each label rule as the tier's ``borrow_label``) that the
-    members order worst (``choose: chance``: closest to chance), and a candidate of a ``drop`` tier whose pairs the members still order
+    members order worst (``choose: chance``: closest to chance; with ``length_match``, among the
+    alternatives whose length in words is that close to the list's own explanation's), and a candidate of a ``drop`` tier whose pairs the members still order
     right in at least ``tau`` of their votes is dropped (a list left with fewer than ``min_tiers``
     tiers is dropped). Rounds stop once every attacker's agreement on the train lists is at most
     ``target``.
@@ -243,9 +244,15 @@ class AdversarialSpec(StrictModel):
         description="which pool alternative replaces a candidate: the one the members order worst "
         "(`hardest`), or the one whose pairs they order closest to chance (`chance`: the replacements "
         "do not leave the grades inverted for a model trained on the filtered lists to learn)")
+    length_match: int | None = Field(
+        default=None, ge=0, le=100,
+        description="a replacement's length in words is within this many words of the list's own explanation "
+        "(the current candidate is kept when no alternative is; a length that tracks the grade is a cue in the "
+        "candidate alone); null: any length")
+
     @model_serializer(mode="wrap")
     def _dump(self, handler):
-        return _drop_defaults(self, handler(self), {"choose": "hardest"})
+        return _drop_defaults(self, handler(self), {"choose": "hardest", "length_match": None})
 
     @model_validator(mode="after")
     def _names_unique(self) -> AdversarialSpec:
