@@ -67,13 +67,13 @@ def main() -> None:
         for j, c in enumerate(cells(grid)):
             todo.append((c["seed_rank"], i, j, c))
     todo = [c for *_, c in sorted(todo, key=lambda t: t[:3])]
-    if args.seeds is not None:
-        todo = [c for c in todo if c["experiment"]["seeds"][0] in args.seeds]
-    if args.cells is not None:
+    if args.cells is not None:  # checked against every cell of the grids, before --seeds keeps some
         unknown = sorted(set(args.cells) - {c["tag"] for c in todo})
         if unknown:
             raise SystemExit(f"grid_parallel.py: no such cell: {', '.join(unknown)} (see --list)")
         todo = [c for c in todo if c["tag"] in args.cells]
+    if args.seeds is not None:
+        todo = [c for c in todo if c["experiment"]["seeds"][0] in args.seeds]
     if args.list:
         print("\n".join(c["tag"] for c in todo))
         return

@@ -101,9 +101,11 @@ def ray_batches(builder_name: str, recipe_json: str, batches: Iterable[Batch], w
             started = _init(ray, address, workers)
         yield from _run(ray, builder_name, recipe_json, batches, workers)
     finally:
-        if started:
-            ray.shutdown()
-        ray_watch.stop(watch)
+        try:
+            if started:
+                ray.shutdown()
+        finally:
+            ray_watch.stop(watch)
 
 
 def _init(ray: Any, address: str | None, workers: int) -> bool:

@@ -16,9 +16,11 @@ again by an unrelated process is never touched). If the pipe says ``done`` (:fun
 process is gone, the building process died: it sends SIGTERM to each noted process still running,
 SIGKILL after 3 seconds to any left, and exits.
 
-It imports nothing from gradebench (it runs as ``python ray_watch.py PID RAY_DIR``) and ignores
+It imports nothing from gradebench (it runs as ``python ray_watch.py PID RAY_DIR``). It ignores
 SIGINT, so a Ctrl-C to the terminal's process group leaves the clean-up to the building process
-(which then says ``done``). Linux only (``/proc``); elsewhere :func:`start` returns None.
+(which then says ``done``), and SIGHUP, so a closed terminal that ends the building process
+without clean-up does not end this one too. A zombie counts as gone. Linux only (``/proc``);
+elsewhere :func:`start` returns None.
 """
 
 from __future__ import annotations
@@ -67,12 +69,15 @@ def stop(proc: subprocess.Popen | None) -> None:
 
 # -- the watchdog process ---------------------------------------------------------------------
 def _stat(pid: int) -> tuple[int, int] | None:
-    """``(ppid, start time)`` of ``pid`` from ``/proc/PID/stat``, or None when it is gone."""
+    """``(ppid, start time)`` of ``pid`` from ``/proc/PID/stat``, or None when it is gone (a
+    zombie, which only waits for its parent to reap it, counts as gone)."""
     try:
         raw = Path(f"/proc/{pid}/stat").read_bytes()
     except OSError:
         return None
     fields = raw[raw.rindex(b")") + 2:].split()  # after "pid (comm) ": state, ppid, ...
+    if fields[0] in (b"Z", b"X"):
+        return None
     return int(fields[1]), int(fields[19])
 
 
@@ -85,12 +90,14 @@ def _cmdline(pid: int) -> list[str]:
 
 
 def _is_ray(cmdline: list[str], ray_dir: str) -> bool:
-    """A Ray binary, a script of the ray package, or a process that took a ``ray::`` title."""
-    return any(arg.startswith(ray_dir) for arg in cmdline[:3]) or (bool(cmdline) and cmdline[0].startswith("ray::"))
+    """A Ray binary, a script of the ray package (a path inside ``ray_dir``), or a process that
+    took a ``ray::`` title."""
+    inside = ray_dir.rstrip(os.sep) + os.sep
+    return any(arg.startswith(inside) for arg in cmdline[:3]) or (bool(cmdline) and cmdline[0].startswith("ray::"))
 
 
-def ray_processes(root: int, ray_dir: str, *, skip: int) -> dict[int, int]:
-    """``{pid: start time}`` of the Ray processes below ``root`` (``skip`` and its own excluded)."""
+def _table() -> tuple[dict[int, tuple[int, int]], dict[int, list[int]]]:
+    """Every live process's ``(ppid, start time)``, and each pid's children."""
     table: dict[int, tuple[int, int]] = {}
     for entry in os.listdir("/proc"):
         if entry.isdigit():
@@ -100,6 +107,14 @@ def ray_processes(root: int, ray_dir: str, *, skip: int) -> dict[int, int]:
     children: dict[int, list[int]] = {}
     for pid, (ppid, _) in table.items():
         children.setdefault(ppid, []).append(pid)
+    return table, children
+
+
+def ray_processes(root: int, ray_dir: str, *, skip: int) -> dict[int, int]:
+    """``{pid: start time}`` of the Ray processes below ``root`` (``skip`` and its own excluded)."""
+    if not ray_dir.strip(os.sep):
+        raise ValueError("ray_dir must be the ray package's folder")
+    table, children = _table()
     found: dict[int, int] = {}
     stack = [(c, False) for c in children.get(root, [])]
     while stack:
@@ -118,9 +133,25 @@ def _alive(pid: int, started: int) -> bool:
     return st is not None and st[1] == started
 
 
+def _with_descendants(noted: dict[int, int]) -> dict[int, int]:
+    """``noted`` and the current descendants of those of its processes still running (what they
+    started since the last look, or start while they are being stopped)."""
+    table, children = _table()
+    out = dict(noted)
+    stack = [p for p, started in noted.items() if p in table and table[p][1] == started]
+    while stack:
+        for child in children.get(stack.pop(), []):
+            if child not in out:
+                out[child] = table[child][1]
+                stack.append(child)
+    return out
+
+
 def _end(noted: dict[int, int]) -> None:
-    """SIGTERM to every noted process still running, then SIGKILL to those left after :data:`GRACE`."""
+    """SIGTERM to every noted process still running (and its descendants), then SIGKILL to those
+    left after :data:`GRACE`."""
     for sig, wait in ((signal.SIGTERM, GRACE), (signal.SIGKILL, 0.0)):
+        noted = _with_descendants(noted)
         left = {p: s for p, s in noted.items() if _alive(p, s)}
         for pid in left:
             try:
@@ -133,7 +164,10 @@ def _end(noted: dict[int, int]) -> None:
 
 
 def main(argv: list[str]) -> int:
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # a terminal's Ctrl-C is the building process's
+    # a terminal's Ctrl-C is the building process's to handle; a hang-up that ends the building
+    # process without clean-up is the case this process is for, so it must outlive it
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGHUP, signal.SIG_IGN)
     parent, ray_dir = int(argv[0]), argv[1]
     parent_stat = _stat(parent)
     if parent_stat is None:

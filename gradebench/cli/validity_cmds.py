@@ -20,8 +20,9 @@ def validity(
     record: Annotated[Optional[Path], typer.Option(
         "--record", help="instead of --run: an evaluation record (its JSON file) of this benchmark, with its "
         "predictions beside it: the reader's scores are read from them", show_default="none")] = None,
-    split: Annotated[str, typer.Option(help="with --run: the held-out split to score (--record: the "
-                                            "record's split)")] = "test",
+    split: Annotated[Optional[str], typer.Option(
+        help="with --run: the held-out split to score; with --record: the record's split",
+        show_default="test; with --record: the record's")] = None,
     resamples: Annotated[int, typer.Option(help="bootstrap resamples of the margin's CI")] = 1000,
     measure: Annotated[bool, typer.Option(
         "--measure", help="measure the figures again and store them in the manifest and card")] = False,

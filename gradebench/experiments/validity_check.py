@@ -91,7 +91,7 @@ def check_validity(
     *,
     run: str | Path | None = None,
     record: str | Path | None = None,
-    split: str = "test",
+    split: str | None = None,
     n_resamples: int = 1000,
     progress: ProgressFn | None = None,
 ) -> ValidityCheck:
@@ -104,7 +104,7 @@ def check_validity(
         record: instead of ``run``, an evaluation record's JSON file of this benchmark whose
             predictions file is beside it: the reader's scores are read from it.
         split: the held-out split scored with ``run`` (not ``train``: the attackers learn from it);
-            with ``record``, the record's split (another one is refused).
+            None: ``test``. With ``record``: None is the record's split, and another one is refused.
         n_resamples: bootstrap resamples of each margin's CI.
         progress: optional ``progress(done, total, message)`` while a run is checked.
 
@@ -131,6 +131,9 @@ def check_validity(
     splits = list(manifest["splits"])
     shown = _q(benchmark)  # the benchmark folder as the user gave it
     reader = run if run is not None else record
+    rec = None if record is None else _read_record(Path(record), name, fp, split, shown)
+    if split is None:
+        split = "test" if rec is None else rec.split
     if split not in splits:
         again = f"gradebench validity {shown}" + ("" if reader is None else
                                                   f" {'--run' if run is not None else '--record'} {_q(reader)}")
@@ -146,6 +149,11 @@ def check_validity(
     if reader is None:
         result.commands = _commands(shown, name, fp, stale, split)
         return result
+    if split == "train" and rec is not None:
+        raise InvalidArgumentError("the record is of the train split, which the attackers learn from; check "
+                                   "a record of a held-out split", path=record,
+                                   hint=f"gradebench eval --run RUN_DIR --split {_held_out(splits) or 'test'}, "
+                                        f"then gradebench validity {shown} --record RECORD_JSON")
     if split == "train":
         raise InvalidArgumentError("--split train: the attackers learn from the train split; check a reader on "
                                    "a held-out split", hint=f"give --split {_held_out(splits) or 'test'}")
@@ -154,12 +162,12 @@ def check_validity(
                                    path=folder, hint="check a reader on a benchmark with a train split")
     if run is not None:
         return _check_run(result, folder, manifest, Path(run), shown, n_resamples, progress)
-    return _check_run(result, folder, manifest, None, shown, n_resamples, progress,
-                      record=_read_record(Path(record), name, fp, split, shown))
+    return _check_run(result, folder, manifest, None, shown, n_resamples, progress, record=rec)
 
 
-def _read_record(path: Path, name: str, fp: str, split: str, shown: str) -> Any:
-    """The record at ``path``, checked, with its predictions here; of this benchmark and split."""
+def _read_record(path: Path, name: str, fp: str, split: str | None, shown: str) -> Any:
+    """The record at ``path``, checked, with its predictions here; of this benchmark (and of
+    ``split`` unless it is None)."""
     from gradebench.experiments.store import PREDICTIONS_HINT, PREDICTIONS_MISSING
     from gradebench.experiments.verify import read_verified
 
@@ -172,7 +180,7 @@ def _read_record(path: Path, name: str, fp: str, split: str, shown: str) -> Any:
         raise RecordError(f"the record is of {b.name} ({b.fingerprint[:12]}), not of {name} ({fp[:12]})", path=path,
                           hint=f"check it on its own benchmark (gradebench validity BENCHMARK_DIR --record "
                                f"{_q(path)}, BENCHMARK_DIR the build of {b.name} {b.fingerprint[:12]})")
-    if record.split != split:
+    if split is not None and record.split != split:
         raise RecordError(f"the record is of split {record.split!r}, not {split!r}", path=path,
                           hint=f"gradebench validity {shown} --record {_q(path)} --split {record.split}")
     return record
@@ -270,8 +278,14 @@ def _recorded_values(record: Any, lists: Any) -> dict[str, np.ndarray]:
     from gradebench.experiments.validity import per_query
 
     table = pq.read_table(record.predictions_path, columns=["query_id", "candidate_id", "prediction"])
+    if table.column("prediction").null_count:
+        raise RecordError(f"the record's predictions hold {table.column('prediction').null_count} empty scores",
+                          path=record.predictions_path, hint="evaluate the run again and give the new record")
     got = dict(zip(zip(table.column("query_id").to_pylist(), table.column("candidate_id").to_pylist()),
                    table.column("prediction").to_pylist()))
+    if len(got) != table.num_rows:
+        raise RecordError(f"the record's predictions score {table.num_rows - len(got)} (query, candidate) pairs "
+                          f"twice", path=record.predictions_path, hint="evaluate the run again and give the new record")
     rows, cols = lists.flat_index()
     scores = np.zeros(lists.mask.shape, dtype=np.float64)
     for r, c, q, cand in zip(rows.tolist(), cols.tolist(), lists.query_ids[rows].tolist(),

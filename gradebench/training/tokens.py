@@ -178,9 +178,10 @@ class TokenizerKey:
         self._memo: tuple[Any, str | None] | None = None  # (tokenizer, its digest)
 
     def __call__(self, tokenizer: Any) -> str | None:
-        if self._memo is None or self._memo[0] is not tokenizer:
-            self._memo = (tokenizer, tokenizer_digest(tokenizer))
-        return self._memo[1]
+        memo = self._memo  # read once: another thread may swap in another tokenizer's digest meanwhile
+        if memo is None or memo[0] is not tokenizer:
+            memo = self._memo = (tokenizer, tokenizer_digest(tokenizer))
+        return memo[1]
 
 
 def _digest(tokenizer: Any, known: str | None) -> str | None:

@@ -244,3 +244,18 @@ def test_length_matched_replacements_track_the_own_explanations_length(tmp_path,
     replaced = gaps(matched, rows_of(plain))  # the candidates the filter put in
     assert replaced and max(replaced) <= 1
     assert max(gaps(one, rows_of(plain))) > 1  # without length_match, replacements of any length
+
+
+def test_length_match_needs_an_own_explanation_tier():
+    """Without a tier of the pair's own explanation there is no length to match: refused."""
+    from pydantic import ValidationError
+
+    from gradebench.datasets.tiers.spec import TieredSection
+
+    dump = load_recipe("esnli-contrast-v3").model_dump(mode="json")
+    d = {k: dump[k] for k in TieredSection.model_fields if k in dump}
+    d["adversarial"]["length_match"] = 1
+    TieredSection.model_validate(d)  # with the own tier: fine
+    d["tiers"] = [t for t in d["tiers"] if t["candidates"] != "explanation"]
+    with pytest.raises(ValidationError, match="length_match needs a tier of the pair's own explanation"):
+        TieredSection.model_validate(d)

@@ -40,17 +40,23 @@ PARENT = textwrap.dedent("""
     time.sleep(120)
 """)
 
+# a fake Ray process: it survives a hang-up and a SIGTERM (so the watchdog's SIGKILL round must end it),
+# starts a child at once, and another one 2.5 s later (while it is being stopped, after the last look)
 AGENT = textwrap.dedent("""
-    import subprocess, sys, time
+    import signal, subprocess, sys, time
+    signal.signal(signal.SIGHUP, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
     child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)"])
     open(sys.argv[0] + ".child", "w").write(str(child.pid))
+    time.sleep(2.5)
+    late = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)"])
+    open(sys.argv[0] + ".late", "w").write(str(late.pid))
     time.sleep(120)
 """)
 
 
 def _alive(pid: int) -> bool:
-    st = ray_watch._stat(pid)
-    return st is not None and Path(f"/proc/{pid}/status").read_text().split("State:")[1].split()[0] != "Z"
+    return ray_watch._stat(pid) is not None  # a zombie counts as gone
 
 
 def _gone(pids, timeout: float) -> bool:
@@ -81,6 +87,7 @@ def parent(tmp_path):
             time.sleep(0.05)
         return proc, agent, int(child_file.read_text()), other, watch
 
+    start.late = lambda: int((ray_dir / "agent.py.late").read_text())  # the child started 2.5 s in
     yield start
     for proc in started:  # whatever a failed test left
         try:
@@ -90,14 +97,24 @@ def parent(tmp_path):
         proc.wait()
 
 
-def test_a_killed_parent_leaves_its_ray_processes_to_the_watchdog(parent):
+@pytest.mark.parametrize("how", ["kill -9", "hang-up"])
+def test_a_parent_that_dies_leaves_its_ray_processes_to_the_watchdog(parent, how):
+    """The parent ends without clean-up: SIGKILL to it alone, or a hang-up of its whole process
+    group (a closed terminal), which the watchdog outlives. The fake Ray process ignores SIGTERM and
+    starts a child after the parent is gone: the watchdog's SIGKILL round ends them all."""
     proc, agent, grandchild, other, watch = parent("kill")
     time.sleep(1.0)
-    os.kill(proc.pid, signal.SIGKILL)
+    if how == "kill -9":
+        os.kill(proc.pid, signal.SIGKILL)
+    else:
+        os.killpg(proc.pid, signal.SIGHUP)
     proc.wait()
-    assert _gone([agent, grandchild, watch], timeout=15), "the fake Ray processes outlived the parent"
-    assert _alive(other), "the watchdog ended a process that is not Ray's"
-    os.kill(other, signal.SIGKILL)
+    assert _gone([agent, grandchild, watch], timeout=20), "the fake Ray processes outlived the parent"
+    late = parent.late()
+    assert _gone([late], timeout=5), "a child the fake Ray process started late outlived it"
+    if how == "kill -9":
+        assert _alive(other), "the watchdog ended a process that is not Ray's"
+        os.kill(other, signal.SIGKILL)
 
 
 def test_a_parent_that_stopped_ray_itself_leaves_everything_alone(parent):
@@ -119,5 +136,8 @@ def test_ray_processes_are_found_by_their_program_and_title(tmp_path):
     assert ray_watch._is_ray(["ray::DashboardAgent"], ray_dir)
     assert not ray_watch._is_ray(["/usr/bin/python", "-c", "import ray"], ray_dir)
     assert not ray_watch._is_ray([], ray_dir)
+    assert not ray_watch._is_ray([f"{ray_dir}_other/x.py"], ray_dir)  # a sibling folder's name starts alike
+    with pytest.raises(ValueError):
+        ray_watch.ray_processes(os.getpid(), "", skip=-1)
     found = ray_watch.ray_processes(os.getpid(), ray_dir, skip=-1)
     assert found == {}  # this test process has no Ray children

@@ -201,7 +201,7 @@ def reader_records(tmp_path_factory, demo_benchmark, reader_run) -> dict[str, Pa
     scorer, info = load_run(reader_run)
     out = tmp_path_factory.mktemp("records")
     return {split: evaluate_scorer(demo_benchmark, scorer, split=split, n_resamples=20, run=info,
-                                   results_dir=out).path for split in ("test", "validation")}
+                                   results_dir=out).path for split in ("test", "validation", "train")}
 
 
 def test_a_record_gives_what_its_run_gives(demo_benchmark, reader_run, reader_records):
@@ -214,7 +214,8 @@ def test_a_record_gives_what_its_run_gives(demo_benchmark, reader_run, reader_re
     run_reader = dict(by_run.reader)
     assert run_reader.pop("run_dir") == str(reader_run)
     assert reader == run_reader
-    other = check_validity(demo_benchmark, record=reader_records["validation"], split="validation", n_resamples=200)
+    other = check_validity(demo_benchmark, record=reader_records["validation"], n_resamples=200)
+    assert other.split == "validation"  # the record's split, unless --split says another (refused)
     assert other.margins == check_validity(demo_benchmark, run=reader_run, split="validation",
                                            n_resamples=200).margins
 
@@ -230,14 +231,15 @@ def test_cli_record_json_is_the_api_result(cli, monkeypatch, demo_benchmark, rea
     assert "reader: hashed-mlp + listnet" in out and "verdict: " in out
 
 
-@pytest.mark.parametrize("case", ["other benchmark", "other split", "no predictions", "scored other lists",
-                                  "tampered predictions", "with --run", "with --measure"])
+@pytest.mark.parametrize("case", ["other benchmark", "other split", "train record", "no predictions",
+                                  "scored other lists", "scored twice", "empty scores", "tampered predictions",
+                                  "with --run", "with --measure"])
 def test_bad_records_are_one_line_exit_2_and_nothing_written(cli, tmp_path, demo_benchmark, reader_run,
                                                              reader_records, case):
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    src = reader_records["test"]
+    src = reader_records["train" if case == "train record" else "test"]
     folder = tmp_path / "records"
     shutil.copytree(src.parent, folder)
     record = folder / src.name
@@ -249,18 +251,31 @@ def test_bad_records_are_one_line_exit_2_and_nothing_written(cli, tmp_path, demo
     elif case == "other split":
         args += ["--split", "validation"]
         needles = ["the record is of split 'test', not 'validation'", f"--record {record} --split test"]
+    elif case == "train record":
+        needles = ["the record is of the train split", "gradebench eval --run RUN_DIR --split test",
+                   "--record RECORD_JSON"]
     elif case == "no predictions":
         predictions.unlink()
         needles = ["predictions are not here"]
-    elif case == "scored other lists":  # a valid predictions file (its digest updated) missing a candidate
+    elif case in ("scored other lists", "scored twice", "empty scores"):
+        # a predictions file that passes its digest (updated) but does not score the lists once each
         from gradebench.experiments.tables import predictions_digest
 
         table = pq.read_table(predictions)
-        pq.write_table(table.slice(1), predictions)
+        if case == "scored other lists":
+            table = table.slice(1)
+            needles = ["the record has no prediction for candidate", "gradebench eval --run"]
+        elif case == "scored twice":
+            table = pa.concat_tables([table, table.slice(0, 1)])
+            needles = ["score 1 (query, candidate) pairs twice"]
+        else:
+            column = pa.array([None] + table.column("prediction").to_pylist()[1:], pa.float64())
+            table = table.set_column(table.schema.get_field_index("prediction"), "prediction", column)
+            needles = ["hold 1 empty scores"]
+        pq.write_table(table, predictions)
         data = json.loads(record.read_text())
         data["files"]["predictions_sha256"] = predictions_digest(predictions)
         record.write_text(json.dumps(data))
-        needles = ["the record has no prediction for candidate", "gradebench eval --run"]
     elif case == "tampered predictions":
         table = pq.read_table(predictions)
         column = table.column("prediction").to_numpy() + 1.0

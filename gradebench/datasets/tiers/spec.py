@@ -290,6 +290,9 @@ class TieredSection(StrictModel):
         if adv is None:
             return self
         kinds = {t.name: t.candidates for t in self.tiers}
+        if adv.length_match is not None and "explanation" not in kinds.values():
+            raise ValueError("adversarial.length_match needs a tier of the pair's own explanation "
+                             "(candidates: explanation) to match lengths against; remove length_match")
         borrowing = ("sibling_explanation", "unrelated_explanation")
         if not any(k in borrowing for k in kinds.values()):
             raise ValueError("adversarial needs a tier that borrows explanations (sibling_explanation or "
