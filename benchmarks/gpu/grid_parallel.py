@@ -7,14 +7,14 @@ Usage::
 
 A small training run leaves a GPU mostly idle (a step is bound by the Python that launches its
 kernels), so several runs share one GPU well. Each grid is split into its cells (one benchmark,
-scorer, loss and seed each; ``--seeds`` or ``--cells`` keep some of them), written as one-cell experiment files beside ``--runs-dir``; each
-cell is an ordinary ``gradebench sweep`` of its file, so its run folder, record id and record
-are exactly those of the whole grid's sweep (a cell whose record exists is skipped by the sweep
-itself). Cells are taken in order of seed (every cell of the first seed before any of the
-second), then as the grids list them, by ``--workers`` processes; none starts after
-``--start-by`` seconds, and any still running at ``--stop-at`` is stopped (its record is not
-written; running the same command again continues it). Prints one line per cell and a JSON
-summary last.
+scorer, loss and seed each; ``--seeds`` or ``--cells`` keep some of them, ``--list`` prints
+them), written as one-cell experiment files beside ``--runs-dir``; each cell is an ordinary
+``gradebench sweep`` of its file, so its run folder, record id and record are exactly those of
+the whole grid's sweep (a cell whose record exists is skipped by the sweep itself). Cells are
+taken in order of seed (every cell of the first seed before any of the second), then as the
+grids list them, by ``--workers`` processes; none starts after ``--start-by`` seconds, and any
+still running at ``--stop-at`` is stopped (its record is not written; running the same command
+again continues it). Prints one line per cell and a JSON summary last.
 """
 
 from __future__ import annotations

@@ -31,6 +31,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 #: seconds between two looks at the process table
@@ -115,15 +116,24 @@ def ray_processes(root: int, ray_dir: str, *, skip: int) -> dict[int, int]:
     if not ray_dir.strip(os.sep):
         raise ValueError("ray_dir must be the ray package's folder")
     table, children = _table()
-    found: dict[int, int] = {}
-    stack = [(c, False) for c in children.get(root, [])]
+    found = _below(children, [(root, False)], lambda pid: _is_ray(_cmdline(pid), ray_dir), skip=skip)
+    return {pid: table[pid][1] for pid in found}
+
+
+def _below(children: dict[int, list[int]], roots: list[tuple[int, bool]], is_ray: Callable[[int], bool], *,
+           skip: int = -1) -> list[int]:
+    """The pids below ``roots`` (``(pid, inside)`` pairs; the roots themselves are not listed) that
+    are Ray's: ``is_ray(pid)``, or a descendant of one that is (or of an ``inside`` root). ``skip``
+    and what is below it are left out."""
+    found = []
+    stack = [(c, inside) for root, inside in roots for c in children.get(root, [])]
     while stack:
         pid, inside = stack.pop()
         if pid == skip:
             continue
-        inside = inside or _is_ray(_cmdline(pid), ray_dir)
+        inside = inside or is_ray(pid)
         if inside:
-            found[pid] = table[pid][1]
+            found.append(pid)
         stack.extend((c, inside) for c in children.get(pid, []))
     return found
 
@@ -137,14 +147,8 @@ def _with_descendants(noted: dict[int, int]) -> dict[int, int]:
     """``noted`` and the current descendants of those of its processes still running (what they
     started since the last look, or start while they are being stopped)."""
     table, children = _table()
-    out = dict(noted)
-    stack = [p for p, started in noted.items() if p in table and table[p][1] == started]
-    while stack:
-        for child in children.get(stack.pop(), []):
-            if child not in out:
-                out[child] = table[child][1]
-                stack.append(child)
-    return out
+    live = [(p, True) for p, started in noted.items() if p in table and table[p][1] == started]
+    return {**noted, **{pid: table[pid][1] for pid in _below(children, live, lambda _: True) if pid not in noted}}
 
 
 def _end(noted: dict[int, int]) -> None:

@@ -220,7 +220,8 @@ class AdversarialSpec(StrictModel):
     pool: the same premise's other explanations for a sibling tier, explanations of pairs about
     other premises for an unrelated tier, each label rule as the tier's ``borrow_label``) that the
     members order worst (``choose: chance``: closest to chance; with ``length_match``, among the
-    alternatives whose length in words is that close to the list's own explanation's), and a candidate of a ``drop`` tier whose pairs the members still order
+    alternatives whose length in words is that close to the list's own explanation's), and a
+    candidate of a ``drop`` tier whose pairs the members still order
     right in at least ``tau`` of their votes is dropped (a list left with fewer than ``min_tiers``
     tiers is dropped). Rounds stop once every attacker's agreement on the train lists is at most
     ``target``.
