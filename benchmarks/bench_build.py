@@ -14,6 +14,9 @@
    build pays it). Each row prints its parallel efficiency: its throughput over N times the
    1-worker throughput of the same engine. Every build of one input must give the same
    fingerprint and the same file digests (checked: the script fails otherwise).
+4. The machine's own ceiling (``--ceiling-repeat``): one fixed pure-Python job alone, then N
+   copies at once, interleaved; a shared or virtual machine often runs N at once slower than
+   one alone, and no build scales past that, so each N-worker row is also given as a share of it.
 
 Each row gives the candidates actually built (and says loudly when that is fewer than
 expected: the dev split's candidates per pair times the pairs asked for), wall time,
@@ -49,7 +52,7 @@ FILES = ["s1", "s2", "labels", "preproc1_expl_1", "preproc1_expl_2", "preproc1_e
 DEV_PAIRS = 9842
 RAW = ["--no-validity", "--no-validate"]
 PHASES = ("read", "select", "make_lists", "write", "stats", "digests", "validation", "finish", "validity",
-          "workers.make_lists", "workers.tables")
+          "workers.make_lists", "workers.tables", "workers.stats")
 
 
 def _lines(path: Path) -> list[str]:
@@ -158,6 +161,36 @@ def _commit(path: Path) -> str | None:
     return head + ("+" if dirty else "")
 
 
+#: a fixed piece of pure-Python work (hashing and formatting strings, as list making does), ~1-2 s
+_SPIN = ("import hashlib\nx = 0\nfor i in range(1_500_000):\n"
+         "    x += len(hashlib.sha256(f'{i} [r{i % 7}]'.encode()).hexdigest())\n")
+
+
+def machine_ceiling(n: int, repeat: int) -> dict:
+    """What N processes can get out of this machine: the same pure-Python work run alone, then N
+    copies at once (interleaved, ``repeat`` times each); efficiency = wall alone / wall of N at once.
+
+    A shared or virtual machine often gives less than N x one core (other tenants, clock boost
+    that drops when every core is busy): no build can scale better than this, so each scaling row
+    is also shown as a share of it.
+    """
+    def wall(k: int) -> float:
+        t0 = time.perf_counter()
+        procs = [subprocess.Popen([sys.executable, "-c", _SPIN]) for _ in range(k)]
+        for proc in procs:
+            if proc.wait() != 0:
+                raise SystemExit("the machine-ceiling workload failed")
+        return time.perf_counter() - t0
+
+    alone, together = [], []
+    for _ in range(repeat):
+        alone.append(wall(1))
+        together.append(wall(n))
+    one, many = statistics.median(alone), statistics.median(together)
+    return {"processes": n, "repeat": repeat, "alone_s": [round(x, 3) for x in alone],
+            "together_s": [round(x, 3) for x in together], "efficiency": round(one / many, 3)}
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--pairs", "--instances", type=int, default=500_000, dest="pairs")
@@ -168,6 +201,8 @@ def main() -> None:
     ap.add_argument("--skip-default", action="store_true", help="leave out the default-path row of the big input")
     ap.add_argument("--workers", nargs="+", default=["1", "2", "all"],
                     help="the workers axis of the raw big build: numbers, or 'all' (the cores this process may use)")
+    ap.add_argument("--ceiling-repeat", type=int, default=5,
+                    help="runs of the machine-ceiling workload (alone and N at once); 0 leaves it out")
     ap.add_argument("--engines", nargs="+", default=["local"], choices=["local", "ray"],
                     help="the engine axis of the raw big build (ray needs `pip install 'gradebench[ray]'`)")
     args = ap.parse_args()
@@ -236,6 +271,13 @@ def main() -> None:
             cells = ["n/a".rjust(11) if missing else f"{phases[p]:>11.2f}" for p in PHASES]
             print(f"{code:<14} {name:<34} " + " ".join(cells))
         scaling = _scaling(rows, axis, args.engines)
+        ceiling = None
+        if scaling and args.ceiling_repeat > 0 and max(axis) > 1:
+            ceiling = machine_ceiling(max(axis), args.ceiling_repeat)
+            info["machine_ceiling"] = ceiling
+            for s_ in scaling:
+                if s_["efficiency"] is not None and s_["workers"] == ceiling["processes"]:
+                    s_["of_machine_ceiling"] = round(s_["efficiency"] / ceiling["efficiency"], 3)
         if scaling:
             print(f"\nscaling of the raw big build ({cores} cores here; efficiency = candidates/s at N workers "
                   "over N x the 1-worker rate of the same engine):")
@@ -247,6 +289,14 @@ def main() -> None:
                 print(f"{s_['code']:<14} {s_['engine']:<7} {s_['workers']:>7} {s_['wall_s']:>8.2f} "
                       f"{s_['candidates_per_s']:>10,} {eff:>10} {vs:>9} {s_['peak_pss_mb']:>12,}")
             info["scaling"] = scaling
+            if ceiling is not None:
+                print(f"machine ceiling: {ceiling['processes']} copies of one pure-Python job at once run at "
+                      f"{ceiling['efficiency']:.0%} of {ceiling['processes']} x the job alone (median of "
+                      f"{ceiling['repeat']}; alone {ceiling['alone_s']} s, at once {ceiling['together_s']} s)")
+                for s_ in scaling:
+                    if "of_machine_ceiling" in s_:
+                        print(f"  {s_['code']}, {s_['engine']}, {s_['workers']} workers: efficiency "
+                              f"{s_['efficiency']:.0%} = {s_['of_machine_ceiling']:.0%} of the machine's ceiling")
         print("\ntargets (2 cores): real dev < 5 s wall; raw >= 200,000 cand/s and <= 1024 MB peak PSS; "
               "default within 1.5x of raw and <= 1536 MB; 1->2 workers >= 85% efficiency; ray within 1.5x of "
               "local wall time")

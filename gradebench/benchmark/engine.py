@@ -9,11 +9,12 @@ validates the result and writes it atomically.
 
 from __future__ import annotations
 
+import itertools
 import os
 import sys
 import time
 from collections import Counter
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager, ExitStack, closing
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -170,7 +171,7 @@ def update_manifest(folder: Path, builder: Any, changes: dict[str, Any]) -> dict
     return m
 
 
-def _progress(enabled: bool | None, total: int):
+def _progress(enabled: bool | None):
     from contextlib import nullcontext
 
     if enabled is None:
@@ -347,24 +348,25 @@ def build(
         grouped = builder.regroup(records, lambda key: resplit_of(key, effective_resplit)) if effective_resplit else None
         if grouped is not None:  # the builder carved the output splits itself, before selecting
             records = grouped
-        selection = builder.select(records, limit=limit)
-        units, out_splits, skipped = _assign(
-            selection.units, selection.skipped, None if grouped is not None else effective_resplit
-        )
-        del records, selection, grouped  # the units hold what is still needed (see _batches)
+        carve = None if grouped is not None else effective_resplit
+        # where the builder can, units are selected as the workers ask for batches (streamed)
+        streamed = builder.select_stream(records, limit=limit)
+        units: list[Any] | None = None
+        if streamed is None:
+            selection = builder.select(records, limit=limit)
+            units, out_splits, skipped = _assign(selection.units, selection.skipped, carve)
+            del selection
+        else:
+            stream, skipped = streamed
+        del records, grouped  # the units (or the stream) hold what is still needed (see _batches)
     adversarial = None
     if units:
         t_refine = time.perf_counter()
         units, out_splits, adversarial = builder.refine(units, out_splits)
         if adversarial is not None:  # a phase of its own only where the builder has such a step
             timer.add("adversarial", time.perf_counter() - t_refine)
-    if not units:
-        reasons = ", ".join(f"{k} {v}" for k, v in sorted(skipped.items())) or "the source has no records"
-        raise BenchmarkError(
-            f"nothing to build: every source record was skipped ({reasons})",
-            path=source if source is not None else None,
-            hint="check the source and the recipe's labels/filters; a benchmark needs at least one graded list",
-        )
+    if units is not None and not units:
+        raise _nothing_to_build(skipped, source)
     n_workers = workers if workers is not None else available_cores()
     feats: dict[str, list[RowFeatures]] = {}
     counts: dict[str, Counter] = {}
@@ -376,9 +378,13 @@ def build(
                 target, builder_cls.columns,
                 {"gradebench.fingerprint": fp, "gradebench.recipe": r.name, "gradebench.version": __version__},
             )
-        with _progress(progress, len(units)) as bar, timer.phase("make_lists"):
-            task = bar.add_task("build", total=len(units)) if bar else None
-            batches = _batches(units, out_splits)
+        with _progress(progress) as bar, timer.phase("make_lists"):
+            task = bar.add_task("build", total=None if units is None else len(units)) if bar else None
+            if units is None:
+                batches = _streamed_batches(stream, skipped, carve, timer)
+                del stream
+            else:
+                batches = _batches(units, out_splits)
             # closing(): on an exception the pool is stopped now, not when the traceback is freed
             if engine == "ray":
                 from gradebench.benchmark.ray_engine import ray_batches
@@ -404,6 +410,8 @@ def build(
                     timer.add("write", spent)
                     timer.add("make_lists", -spent)
                     result = table = None  # written: not held while the next batch is awaited
+            if not counts:  # a stream that gave no unit (a selected list is never empty)
+                raise _nothing_to_build(skipped, source)
         with timer.phase("write"):
             names = writer.close_shards()
         with timer.phase("stats"):
@@ -480,20 +488,59 @@ def _revalidated(recipe: Recipe) -> Recipe:
     return recipe_from_dict(data)
 
 
+def _nothing_to_build(skipped: Counter, source: Any) -> BenchmarkError:
+    reasons = ", ".join(f"{k} {v}" for k, v in sorted(skipped.items())) or "the source has no records"
+    return BenchmarkError(
+        f"nothing to build: every source record was skipped ({reasons})",
+        path=source if source is not None else None,
+        hint="check the source and the recipe's labels/filters; a benchmark needs at least one graded list",
+    )
+
+
 def _assign(units: list[Any], skipped: Counter, resplit: Sequence[int] | None) -> tuple[list, list[str], Counter]:
     """Drop repeated query ids (counted as ``duplicate_query``) and give each unit its output split."""
     skipped = Counter(skipped)
-    seen: set[str] = set()
     kept, splits = [], []
+    for u, split in _assigned(units, skipped, resplit, set()):
+        kept.append(u)
+        splits.append(split)
+    return kept, splits, skipped
+
+
+def _assigned(units: Iterable[Any], skipped: Counter, resplit: Sequence[int] | None,
+              seen: set[str]) -> Iterator[tuple[Any, str]]:
+    """``(unit, output split)`` of each unit whose query id is not in ``seen`` (added); the others
+    are counted in ``skipped`` as ``duplicate_query``."""
     for u in units:
         qid = u.query_id
         if qid in seen:
             skipped["duplicate_query"] += 1
             continue
         seen.add(qid)
-        kept.append(u)
-        splits.append(resplit_of(qid, resplit) if resplit else u.split)
-    return kept, splits, skipped
+        yield u, (resplit_of(qid, resplit) if resplit else u.split)
+
+
+def _streamed_batches(stream: Iterator[Any], skipped: Counter, resplit: Sequence[int] | None,
+                      timer: PhaseTimer) -> Iterator[tuple[list[Any], list[str]]]:
+    """The batches of :data:`BATCH_QUERIES` units of a selection stream, cut as :func:`_batches` cuts
+    the selected list (so the same batches, the same bytes).
+
+    Runs while the workers build the batches before: the time spent here, selecting, is moved
+    from ``make_lists`` to ``select``, and the collector is paused while it runs.
+    """
+    pairs = _assigned(stream, skipped, resplit, set())
+    while True:
+        t0 = time.perf_counter()
+        with gc_paused():
+            batch = list(itertools.islice(pairs, BATCH_QUERIES))
+        spent = time.perf_counter() - t0
+        timer.add("select", spent)
+        timer.add("make_lists", -spent)
+        if not batch:
+            return
+        units, splits = map(list, zip(*batch))
+        del batch
+        yield units, splits
 
 
 def _batches(units: list[Any], out_splits: list[str]) -> Iterator[tuple[list[Any], list[str]]]:

@@ -46,6 +46,9 @@ class RowFeatures:
     overlap: np.ndarray  # [n_rows] float64
     human: np.ndarray  # [n_rows] int8: 1 human-written, 0 not, -1 unknown
     query_values: dict[str, np.ndarray]  # stat column -> [n_queries] float64
+    #: per-query figures (:func:`query_figures`), computed where the rows were made (a build
+    #: worker) so that the building process only averages them; None: computed when needed
+    figures: dict[str, np.ndarray] | None = None
 
     @property
     def n_queries(self) -> int:
@@ -69,11 +72,17 @@ class RowFeatures:
         arrays = {
             f: np.concatenate([getattr(p, f) for p in parts])
             for f in cls.__dataclass_fields__
-            if f != "query_values"
+            if f not in ("query_values", "figures")
         }
         names = parts[0].query_values.keys() if parts else ()
         values = {n: np.concatenate([p.query_values[n] for p in parts]) for n in names}
-        return cls(**arrays, query_values=values)
+        figures = None
+        if parts and all(p.figures is not None for p in parts):
+            # a figure some part lacks (the authorship probe where a part has unknown authors) is
+            # left out: the whole has unknown authors too, so its stats do not report it
+            keys = [k for k in parts[0].figures if all(k in p.figures for p in parts)]
+            figures = {k: np.concatenate([p.figures[k] for p in parts]) for k in keys}
+        return cls(**arrays, query_values=values, figures=figures)
 
     def dense(self, values: np.ndarray, fill: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
         """Scatter per-row values into ``[n_queries, max_list]`` plus the validity mask."""
@@ -110,23 +119,64 @@ def _round(x: float) -> float | None:
     return None if x is None or not np.isfinite(x) else round(float(x), 6)
 
 
-def query_stats(f: RowFeatures) -> dict[str, float | None]:
-    from gradebench.metrics import NDCG, SpearmanRho, evaluate
+def _known_authors(f: RowFeatures) -> bool:
+    return bool(f.human.size) and bool((f.human >= 0).all())
+
+
+#: the shortcut probes: name -> the row feature a probe ranks by
+_PROBES = {"length": "n_words", "query_overlap": "overlap", "human_authorship": "human"}
+
+
+def query_figures(f: RowFeatures) -> dict[str, np.ndarray]:
+    """Per query: a tier-order violation, the score range, NDCG@3/@5 and Spearman of the scores,
+    and each shortcut probe's pairwise agreement (NaN: undefined for that query).
+
+    Each query's figures depend on its rows alone, so a build computes them batch by batch in
+    its workers and the stats average the concatenation (:func:`query_stats`,
+    :func:`shortcut_probes`). The authorship probe is there only when every row's author is known.
+    """
+    from gradebench.metrics import NDCG, PairwiseAgreement, SpearmanRho, evaluate
 
     score, mask = f.dense(f.score)
     grade, _ = f.dense(f.relevance.astype(np.float64))
-    violated = _violations(score, grade, mask)
-    s_masked_hi = np.where(mask, score, -np.inf).max(axis=1)
-    s_masked_lo = np.where(mask, score, np.inf).min(axis=1)
     res = evaluate(score, grade, [NDCG(k=3), NDCG(k=5), SpearmanRho()], mask=mask)
-    names = list(res.means)
+    ndcg3, ndcg5, spearman = res.per_query.values()
+    out = {
+        "violated": _violations(score, grade, mask),
+        "score_range": np.where(mask, score, -np.inf).max(axis=1) - np.where(mask, score, np.inf).min(axis=1),
+        "tier_ndcg@3": ndcg3,
+        "tier_ndcg@5": ndcg5,
+        "tier_spearman": spearman,
+    }
+    for name, column in _PROBES.items():
+        if name == "human_authorship" and not _known_authors(f):
+            continue
+        feature = f.dense(getattr(f, column).astype(np.float64))[0]
+        out[f"probe:{name}"] = next(iter(evaluate(feature, grade, [PairwiseAgreement()], mask=mask).per_query.values()))
+    return out
+
+
+def _figures(f: RowFeatures) -> dict[str, np.ndarray]:
+    if f.figures is None:
+        f.figures = query_figures(f)
+    return f.figures
+
+
+def _mean(values: np.ndarray) -> float:
+    """The mean over the defined (non-NaN) values, as :func:`gradebench.metrics.evaluate` averages."""
+    ok = ~np.isnan(values)
+    return float(values[ok].mean()) if ok.any() else float("nan")
+
+
+def query_stats(f: RowFeatures) -> dict[str, float | None]:
+    q = _figures(f)
     return {
         "queries": f.n_queries,
-        "ambiguity": _round(violated.mean()),
-        "score_range_mean": _round((s_masked_hi - s_masked_lo).mean()),
-        "tier_ndcg@3": _round(res.means[names[0]]),
-        "tier_ndcg@5": _round(res.means[names[1]]),
-        "tier_spearman": _round(res.means[names[2]]),
+        "ambiguity": _round(q["violated"].mean()),
+        "score_range_mean": _round(q["score_range"].mean()),
+        "tier_ndcg@3": _round(_mean(q["tier_ndcg@3"])),
+        "tier_ndcg@5": _round(_mean(q["tier_ndcg@5"])),
+        "tier_spearman": _round(_mean(q["tier_spearman"])),
     }
 
 
@@ -170,17 +220,9 @@ def grade_stats(f: RowFeatures) -> dict:
 
 def shortcut_probes(f: RowFeatures) -> dict[str, float | None]:
     """Pairwise agreement (ties count 1/2) of a ranking by one surface feature with the grades."""
-    from gradebench.metrics import PairwiseAgreement, evaluate
-
-    grade, mask = f.dense(f.relevance.astype(np.float64))
-    out = {}
-    probes = [("length", f.n_words), ("query_overlap", f.overlap)]
-    if f.human.size and (f.human >= 0).all():
-        probes.append(("human_authorship", f.human))
-    for name, values in probes:
-        feature = f.dense(values.astype(np.float64))[0]
-        out[name] = _round(next(iter(evaluate(feature, grade, [PairwiseAgreement()], mask=mask).means.values())))
-    return out
+    q = _figures(f)
+    return {name: _round(_mean(q[f"probe:{name}"])) for name in _PROBES
+            if name != "human_authorship" or _known_authors(f)}
 
 
 def summarize(builder: Builder, per_split: dict[str, RowFeatures]) -> dict:

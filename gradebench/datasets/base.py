@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections import Counter
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, Literal
@@ -236,6 +236,18 @@ class Builder(ABC):
         ``limit``: read at most this many records per split. Skips are counted by reason,
         never raised on.
         """
+
+    def select_stream(
+        self, records: Mapping[str, Sequence[Any]], *, limit: int | None
+    ) -> tuple[Iterator[Any], Counter] | None:
+        """:meth:`select`'s units as an iterator, and its skip counts (complete once the units are exhausted).
+
+        The engine hands batches to the workers as the iterator yields them, so selection and
+        list making overlap. ``None`` (the default): the builder selects with :meth:`select`.
+        A builder returns an iterator only where it gives exactly :meth:`select`'s units and
+        counts, and :meth:`refine` leaves the units as they are (no step needs them all).
+        """
+        return None
 
     def regroup(
         self, records: Mapping[str, Sequence[Any]], split_of: Callable[[str], str]

@@ -8,7 +8,8 @@ rest: filtering and ids (:mod:`.select`), candidate texts and Algorithm 1 scores
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections import Counter
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, ClassVar
 
 import pyarrow as pa
@@ -16,7 +17,7 @@ import pyarrow as pa
 from gradebench.datasets.base import Builder, Column, GradedColumns, GradedList, Selection
 from gradebench.datasets.records import NLIExample
 from gradebench.datasets.tiers.candidates import CandidateBuilder, Query
-from gradebench.datasets.tiers.select import select
+from gradebench.datasets.tiers.select import select, stream
 from gradebench.datasets.tiers.spec import TieredSection
 
 #: the columns every tiered NLI benchmark carries after the core ones (schema v1 order)
@@ -45,6 +46,15 @@ class TieredNLIBuilder(Builder):
     def select(self, records: Mapping[str, Sequence[NLIExample]], *, limit: int | None) -> Selection:
         sel = select(self.recipe, records, limit=limit)
         return Selection(units=sel.queries, skipped=sel.skipped)
+
+    def select_stream(
+        self, records: Mapping[str, Sequence[NLIExample]], *, limit: int | None
+    ) -> tuple[Iterator[Query], Counter] | None:
+        """The queries one at a time where no tier borrows or flips and there is no adversarial step
+        (:func:`.select.stream`); a subclass with its own :meth:`select` does not stream."""
+        if type(self).select is not TieredNLIBuilder.select or self.recipe.adversarial is not None:
+            return None
+        return stream(self.recipe, records, limit=limit)
 
     def regroup(
         self, records: Mapping[str, Sequence[NLIExample]], split_of: Callable[[str], str]

@@ -17,7 +17,7 @@ Skipped examples are counted by reason, never raised on:
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from hashlib import sha256
 
@@ -73,6 +73,15 @@ def select(
     limit: int | None = None,
 ) -> Selection:
     """Filter ``examples`` (per source split) into queries with ids (splits are the source's)."""
+    streamed = stream(recipe, examples, limit=limit)
+    if streamed is not None:
+        queries, skipped = streamed
+        return Selection(list(queries), skipped)
+    return _two_passes(recipe, examples, limit)
+
+
+def _two_passes(recipe: TieredSection, examples: Mapping[str, Iterable[NLIExample]], limit: int | None) -> Selection:
+    """Every split's kept examples first (the pools borrowing draws from), then its queries."""
     labels = frozenset(recipe.labels)
     needed = _own_explanations(recipe)
     skipped: Counter = Counter()
@@ -173,6 +182,64 @@ def select(
         queries.extend(Query(ex, qid, split, borrowed) for ex, qid, borrowed in filled)
         del filled
     return Selection(queries, skipped)
+
+
+def stream(
+    recipe: TieredSection,
+    examples: Mapping[str, Iterable[NLIExample]],
+    *,
+    limit: int | None = None,
+) -> tuple[Iterator[Query], Counter] | None:
+    """:func:`select` one example at a time, where no tier borrows or flips: ``(queries, skipped)``.
+
+    Without borrowing (sibling, unrelated) and negation flips, whether an example becomes a
+    query depends only on the examples before it, so the queries come as the examples are read
+    and the build's workers start on the first batches while the rest is selected. The same
+    decisions as :func:`select`'s two passes (which uses this where it applies), in the same
+    order: the skip reasons, then the repeated row and source id within the examples kept so
+    far, then the repeated query id. ``skipped`` is complete once ``queries`` is exhausted.
+    None where a tier borrows or flips (those need every example of a split first).
+    """
+    if any(t.candidates in _NEEDS_SPLIT for t in recipe.tiers):
+        return None
+    skipped: Counter = Counter()
+    return _stream(recipe, examples, limit, skipped), skipped
+
+
+#: tier kinds whose candidates depend on other examples of the split (chosen after all are seen)
+_NEEDS_SPLIT = ("sibling_explanation", "unrelated_explanation", "negation_flip")
+
+
+def _stream(recipe: TieredSection, examples: Mapping[str, Iterable[NLIExample]], limit: int | None,
+            skipped: Counter) -> Iterator[Query]:
+    labels = frozenset(recipe.labels)
+    needed = _own_explanations(recipe)
+    first_of: dict[str, NLIExample] = {}  # the first kept row of each source id
+    seen: set[str] = set()
+    for split in sorted(examples):
+        seen_rows: set[tuple] = set()
+        for n, ex in enumerate(examples[split]):
+            if limit is not None and n >= limit:
+                break
+            reason = _skip_reason(ex, labels, needed)
+            if reason is None:
+                row_key = (ex.premise, ex.hypothesis, ex.label, ex.explanations)
+                first = first_of.setdefault(ex.source_id, ex)
+                if row_key in seen_rows:
+                    reason = "duplicate_row"
+                elif first.premise != ex.premise or first.hypothesis != ex.hypothesis:
+                    reason = "conflicting_source_id"
+                else:
+                    seen_rows.add(row_key)
+            if reason:
+                skipped[reason] += 1
+                continue
+            qid = query_id(ex)
+            if qid in seen:
+                skipped["duplicate_query"] += 1
+                continue
+            seen.add(qid)
+            yield Query(ex, qid, split, {})
 
 
 def _flips(rows: list[NLIExample], tier: TierSpec, ns: str) -> dict[int, str]:

@@ -1,0 +1,135 @@
+"""Selection streamed into the build (issue 29): the same queries, skips, bytes and stats as the
+selected list, and the stats' per-query part computed batch by batch equals the whole's."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from gradebench.benchmark import engine as pipeline
+from gradebench.benchmark.summary import RowFeatures, query_figures, query_stats, shortcut_probes
+from gradebench.datasets import get_builder
+from gradebench.datasets.records import NLIExample
+from gradebench.datasets.tiers import select as tiers_select
+from gradebench.experiments.build import build
+from gradebench.recipes import load_recipe
+
+
+def _ex(split: str, row: int, sid: str, p: str, h: str, label: str, e: str = "because") -> NLIExample:
+    return NLIExample(split=split, row=row, source_id=sid, premise=p, hypothesis=h, label=label,
+                      explanations=(e, "", ""))
+
+
+def _tricky() -> dict[str, list[NLIExample]]:
+    """Every skip reason of the filter, in two splits (a source id taken in one is seen in the other)."""
+    a = [
+        _ex("test", 0, "1", "A man runs .", "A person runs .", "entailment"),
+        _ex("test", 1, "2", "A man runs .", "A person sleeps .", "-"),  # no_gold_label
+        _ex("test", 2, "3", "A man runs .", "A dog runs .", "maybe"),  # unknown_label
+        _ex("test", 3, "4", " ", "A dog runs .", "neutral"),  # empty_premise
+        _ex("test", 4, "5", "A man runs .", "A cat runs .", "neutral", e=" "),  # empty_explanation
+        _ex("test", 5, "6", "A man runs .", "A person runs .", "entailment"),  # duplicate_row
+        _ex("test", 6, "1", "A man walks .", "A person runs .", "neutral"),  # conflicting_source_id
+        _ex("test", 7, "1", "A man runs .", "A person runs .", "entailment", e="other"),  # duplicate_query
+        _ex("test", 8, "7", "Two kids play .", "Kids play .", "entailment"),
+    ]
+    b = [
+        _ex("train", 0, "1", "A man runs .", "A person runs .", "entailment"),  # duplicate_query (other split)
+        _ex("train", 1, "7", "Two kids play .", "Nobody plays .", "contradiction"),  # conflicting_source_id
+        _ex("train", 2, "8", "Two kids play .", "Kids play .", "entailment"),
+        _ex("train", 3, "9", "A woman sings .", "Someone sings .", "entailment"),
+    ]
+    return {"test": a, "train": b}
+
+
+@pytest.mark.parametrize("limit", [None, 1, 3, 6, 8])
+def test_the_stream_gives_the_two_passes_selection(limit):
+    recipe = load_recipe("esnli")
+    queries, skipped = tiers_select.stream(recipe, _tricky(), limit=limit)
+    got = list(queries)
+    want = tiers_select._two_passes(recipe, _tricky(), limit)
+    assert got == want.queries and skipped == want.skipped
+    if limit is None:
+        assert set(skipped) == {"no_gold_label", "unknown_label", "empty_premise", "empty_explanation",
+                                "duplicate_row", "conflicting_source_id", "duplicate_query"}
+        assert [q.split for q in got] == ["test", "test", "train", "train"]
+
+
+@pytest.mark.parametrize("name,streams", [
+    ("esnli", True), ("demo", True), ("mnli", True),
+    ("esnli-human", False),  # sibling and unrelated tiers borrow from the split
+    ("esnli-contrast-v2", False),  # negation flips are balanced over the split
+    ("esnli-contrast-v3", False),  # the adversarial step needs every list
+    ("dnli", False),  # its own select
+])
+def test_a_builder_streams_only_where_no_step_needs_every_example(name, streams):
+    recipe = load_recipe(name)
+    builder = get_builder(recipe.source.family)(recipe)
+    assert (builder.select_stream({}, limit=None) is not None) is streams
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_a_streamed_build_writes_the_selected_lists_bytes(tmp_path, monkeypatch, workers):
+    monkeypatch.setattr(pipeline, "BATCH_QUERIES", 7)  # several batches from the 50 demo rows
+    streamed = build("demo", out=tmp_path / "s", workers=workers, progress=False, validate=False)
+    assert streamed.timings["select"] > 0
+    builder_cls = get_builder("esnli")
+    monkeypatch.setattr(builder_cls, "select_stream", lambda self, records, *, limit: None)
+    listed = build("demo", out=tmp_path / "l", workers=workers, progress=False, validate=False)
+    assert streamed.fingerprint == listed.fingerprint
+    assert (streamed.splits, streamed.skipped, streamed.stats) == (listed.splits, listed.skipped, listed.stats)
+    for split, files in streamed.files.items():
+        for f in files:
+            assert (tmp_path / "s" / "demo" / streamed.fingerprint[:12] / f).read_bytes() == \
+                (tmp_path / "l" / "demo" / listed.fingerprint[:12] / f).read_bytes()
+
+
+def _features(rng, n_queries: int, longest: int, unknown_authors: bool) -> dict:
+    counts = rng.integers(1, longest + 1, n_queries)
+    n = int(counts.sum())
+    return dict(counts=counts, scores=np.round(rng.random(n), int(rng.choice([1, 3, 8]))),
+                relevance=rng.integers(0, int(rng.choice([1, 2, 5])), n), tiers=[None] * n,
+                human=rng.integers(-1 if unknown_authors else 0, 2, n), n_words=rng.integers(1, 30, n),
+                overlap=np.round(rng.random(n), 2))
+
+
+def _part(kw: dict, a: int, b: int) -> RowFeatures:
+    starts = np.concatenate([[0], np.cumsum(kw["counts"])])
+    ra, rb = int(starts[a]), int(starts[b])
+    part = RowFeatures.from_rows(counts=kw["counts"][a:b], scores=kw["scores"][ra:rb],
+                                 relevance=kw["relevance"][ra:rb], tiers=kw["tiers"][ra:rb], human=kw["human"][ra:rb],
+                                 n_words=kw["n_words"][ra:rb], overlap=kw["overlap"][ra:rb])
+    part.figures = query_figures(part)  # what a build worker does for its batch
+    return part
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_stats_from_per_batch_figures_equal_the_whole_splits(seed):
+    """Batches of other widths (list sizes up to 33, so numpy's 8-way summation is in play), ties,
+    undefined values and unknown authors: the figures merged from the batches give the same bits."""
+    rng = np.random.default_rng(seed)
+    n_queries = int(rng.integers(2, 300))
+    kw = _features(rng, n_queries, int(rng.choice([1, 2, 5, 9, 12, 33])), unknown_authors=seed % 4 == 0)
+    cuts = sorted(set(rng.integers(1, n_queries, int(rng.integers(1, 6))).tolist()))
+    bounds = [0, *cuts, n_queries]
+    merged = RowFeatures.concat([_part(kw, a, b) for a, b in zip(bounds[:-1], bounds[1:])])
+    whole = RowFeatures.from_rows(**kw)
+    assert merged.figures is not None and whole.figures is None
+    exact = {}
+
+    def unrounded(stats_of, f):
+        import gradebench.benchmark.summary as summary
+
+        saved = summary._round
+        summary._round = lambda x: None if x is None or not np.isfinite(x) else float(x)
+        try:
+            return stats_of(f)
+        finally:
+            summary._round = saved
+
+    for stats_of in (query_stats, shortcut_probes):
+        exact[stats_of.__name__] = unrounded(stats_of, merged) == unrounded(stats_of, whole)
+        assert stats_of(merged) == stats_of(whole)
+    assert all(exact.values()), exact
+    if seed % 4 == 0 and (kw["human"] < 0).any():
+        assert "human_authorship" not in shortcut_probes(merged)
