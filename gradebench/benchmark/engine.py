@@ -26,7 +26,7 @@ from gradebench.benchmark.format import MANIFEST, SCHEMA_VERSION
 from gradebench.benchmark.manifest import cached_problem, file_digests, read_manifest
 from gradebench.benchmark.splits import resplit_of
 from gradebench.benchmark.summary import RowFeatures, summarize
-from gradebench.benchmark.workers import gc_paused, run_batches
+from gradebench.benchmark.workers import Encoding, gc_paused, run_batches
 from gradebench.threads import available_cores
 from gradebench.benchmark.writer import BenchmarkWriter, final_dir, is_complete, staging, uninterrupted
 from gradebench.datasets import Builder, get_builder
@@ -373,15 +373,14 @@ def build(
     writer: BenchmarkWriter | None = None
     try:
         # a Ctrl-C during creation is raised when `writer` is set, so abort() below removes its folder
+        metadata = {"gradebench.fingerprint": fp, "gradebench.recipe": r.name, "gradebench.version": __version__}
         with uninterrupted():
-            writer = BenchmarkWriter(
-                target, builder_cls.columns,
-                {"gradebench.fingerprint": fp, "gradebench.recipe": r.name, "gradebench.version": __version__},
-            )
+            writer = BenchmarkWriter(target, builder_cls.columns, metadata)
+        encoding = Encoding(metadata)  # the workers encode the row groups; this process appends them
         with _progress(progress) as bar, timer.phase("make_lists"):
             task = bar.add_task("build", total=None if units is None else len(units)) if bar else None
             if units is None:
-                batches = _streamed_batches(stream, skipped, carve, timer)
+                batches = _batches(_assigned(stream, skipped, carve, set()), None, timer)
                 del stream
             else:
                 batches = _batches(units, out_splits)
@@ -389,27 +388,28 @@ def build(
             if engine == "ray":
                 from gradebench.benchmark.ray_engine import ray_batches
 
-                running = ray_batches(builder_cls.name, r.model_dump_json(), batches, n_workers, address=ray_address)
+                running = ray_batches(builder_cls.name, r.model_dump_json(), batches, n_workers, address=ray_address,
+                                      encoding=encoding)
             else:
-                running = run_batches(builder_cls.name, r.model_dump_json(), batches, n_workers)
+                running = run_batches(builder_cls.name, r.model_dump_json(), batches, n_workers, encoding)
             with closing(running) as results:
                 for result, seconds in results:
                     for name, s in seconds.items():
                         timer.add(name, s)
                     t_write = time.perf_counter()
-                    for split, (table, f) in result.items():
-                        writer.write(split, table)
+                    for split, (rows, f) in result.items():
+                        writer.write(split, rows)
                         feats.setdefault(split, []).append(f)
                         c = counts.setdefault(split, Counter())
                         c["queries"] += f.n_queries
-                        c["candidates"] += table.num_rows
+                        c["candidates"] += rows.num_rows
                         if bar:
                             bar.advance(task, f.n_queries)
                     # writing runs inside the batch loop: its time is moved from make_lists to write
                     spent = time.perf_counter() - t_write
                     timer.add("write", spent)
                     timer.add("make_lists", -spent)
-                    result = table = None  # written: not held while the next batch is awaited
+                    result = rows = None  # written: not held while the next batch is awaited
             if not counts:  # a stream that gave no unit (a selected list is never empty)
                 raise _nothing_to_build(skipped, source)
         with timer.phase("write"):
@@ -520,15 +520,15 @@ def _assigned(units: Iterable[Any], skipped: Counter, resplit: Sequence[int] | N
         yield u, (resplit_of(qid, resplit) if resplit else u.split)
 
 
-def _streamed_batches(stream: Iterator[Any], skipped: Counter, resplit: Sequence[int] | None,
-                      timer: PhaseTimer) -> Iterator[tuple[list[Any], list[str]]]:
-    """The batches of :data:`BATCH_QUERIES` units of a selection stream, cut as :func:`_batches` cuts
-    the selected list (so the same batches, the same bytes).
+def _streamed_batches(pairs: Iterator[tuple[Any, str]], timer: PhaseTimer | None
+                      ) -> Iterator[tuple[list[Any], list[str]]]:
+    """The batches of :data:`BATCH_QUERIES` units of a selection stream of ``(unit, output split)``,
+    cut as the selected list is (so the same batches, the same bytes).
 
     Runs while the workers build the batches before: the time spent here, selecting, is moved
     from ``make_lists`` to ``select``, and the collector is paused while it runs.
     """
-    pairs = _assigned(stream, skipped, resplit, set())
+    timer = timer or PhaseTimer()
     while True:
         t0 = time.perf_counter()
         with gc_paused():
@@ -543,9 +543,17 @@ def _streamed_batches(stream: Iterator[Any], skipped: Counter, resplit: Sequence
         yield units, splits
 
 
-def _batches(units: list[Any], out_splits: list[str]) -> Iterator[tuple[list[Any], list[str]]]:
+def _batches(units: list[Any] | Iterator[tuple[Any, str]], out_splits: list[str] | None,
+             timer: PhaseTimer | None = None) -> Iterator[tuple[list[Any], list[str]]]:
     """Work units in batches of :data:`BATCH_QUERIES`; each batch's slots in ``units`` are cleared
-    once it is handed out, so its source records are freed as soon as its worker is done with it."""
+    once it is handed out, so its source records are freed as soon as its worker is done with it.
+
+    With ``out_splits`` None, ``units`` is a selection stream of ``(unit, output split)``
+    (:func:`_streamed_batches`, timed into ``timer``).
+    """
+    if out_splits is None:
+        yield from _streamed_batches(units, timer)
+        return
     for a, b in _ranges(len(units)):
         yield units[a:b], out_splits[a:b]
         units[a:b] = [None] * (b - a)

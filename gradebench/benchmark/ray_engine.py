@@ -32,7 +32,7 @@ from collections.abc import Iterable, Iterator
 from typing import Any
 
 from gradebench.benchmark import ray_watch
-from gradebench.benchmark.workers import Batch, build_batch
+from gradebench.benchmark.workers import Batch, Encoding, build_batch
 from gradebench.errors import InvalidArgumentError
 
 ENGINES = ("local", "ray")
@@ -79,16 +79,22 @@ def _check_reachable(address: str) -> None:
             from None
 
 
-def _task(builder_name: str, recipe_json: str, packed: Any, out_splits: list[str]) -> tuple[dict, dict[str, float]]:
-    """One batch in a Ray worker: the builder is made from the resolved recipe, as in a worker process."""
+def _task(builder_name: str, recipe_json: str, packed: Any, out_splits: list[str],
+          encoding: Encoding | None = None) -> tuple[dict, dict[str, float]]:
+    """One batch in a Ray worker: the builder is made from the resolved recipe, as in a worker process.
+
+    With ``encoding`` the rows come back as Parquet row groups where the Ray worker's pyarrow is the
+    driver's, else as tables (which the driver encodes): the files are the same either way.
+    """
     from gradebench.benchmark.workers import _make_builder
 
     builder = _make_builder(builder_name, recipe_json)
-    return build_batch(builder, builder.unpack_units(packed), out_splits)
+    return build_batch(builder, builder.unpack_units(packed), out_splits, encoding)
 
 
 def ray_batches(builder_name: str, recipe_json: str, batches: Iterable[Batch], workers: int, *,
-                address: str | None = None) -> Iterator[tuple[dict, dict[str, float]]]:
+                address: str | None = None, encoding: Encoding | None = None
+                ) -> Iterator[tuple[dict, dict[str, float]]]:
     """Results of each batch, in order, computed as Ray tasks (see the module docstring)."""
     ray = _ray()
     address = address or os.environ.get("RAY_ADDRESS") or None
@@ -99,7 +105,7 @@ def ray_batches(builder_name: str, recipe_json: str, batches: Iterable[Batch], w
             if address is None:  # a local instance: stopped by the watchdog if this process is killed
                 watch = ray_watch.start(os.path.dirname(ray.__file__))
             started = _init(ray, address, workers)
-        yield from _run(ray, builder_name, recipe_json, batches, workers)
+        yield from _run(ray, builder_name, recipe_json, batches, workers, encoding)
     finally:
         try:
             if started:
@@ -142,7 +148,7 @@ def _init(ray: Any, address: str | None, workers: int) -> bool:
 
 
 def _run(ray: Any, builder_name: str, recipe_json: str, batches: Iterable[Batch],
-         workers: int) -> Iterator[tuple[dict, dict[str, float]]]:
+         workers: int, encoding: Encoding | None = None) -> Iterator[tuple[dict, dict[str, float]]]:
     """The batches' results, in order, from Ray tasks (at most ``2 * workers`` in flight)."""
     from gradebench.benchmark.workers import _make_builder
 
@@ -157,7 +163,8 @@ def _run(ray: Any, builder_name: str, recipe_json: str, batches: Iterable[Batch]
                 if batch is None:
                     break
                 units, splits = batch
-                in_flight.append(remote.remote(builder_name, recipe_json, packer.pack_units(units), list(splits)))
+                in_flight.append(remote.remote(builder_name, recipe_json, packer.pack_units(units), list(splits),
+                                               encoding))
                 del units, batch
             if not in_flight:
                 return

@@ -47,12 +47,14 @@ import time
 from collections import deque
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass, field
 from multiprocessing.connection import Connection
 from typing import TYPE_CHECKING, Any
 
+from gradebench.benchmark.rowgroups import encode
 from gradebench.benchmark.summary import query_figures
 from gradebench.benchmark.tables import columns_to_tables
-from gradebench.benchmark.writer import uninterrupted
+from gradebench.benchmark.writer import parquet_target, uninterrupted
 from gradebench.errors import BenchmarkError
 from gradebench.io.gcpause import gc_paused
 from gradebench.stops import stop_point
@@ -175,11 +177,30 @@ def _signals_blocked(forkserver: bool) -> Iterator[None]:
         signal.pthread_sigmask(signal.SIG_SETMASK, old)
 
 
-def build_batch(builder: Builder, units: Sequence[Any], out_splits: Sequence[str]) -> tuple[dict, dict[str, float]]:
-    """One batch: graded lists -> per-split (table, row features); in this process or a worker.
+@dataclass(frozen=True)
+class Encoding:
+    """How a batch's rows are to be encoded where they are made: the data files' schema metadata,
+    and the pyarrow version the building process writes with (the footers must match, so a worker
+    with another version hands back its tables, which the building process encodes)."""
 
-    Also returns the seconds spent making the lists and turning them into tables (summed over
-    batches into the build's ``workers.*`` timings).
+    metadata: dict[str, str]
+    pyarrow: str = field(default_factory=lambda: _pyarrow_version())
+
+
+def _pyarrow_version() -> str:
+    import pyarrow as pa
+
+    return pa.__version__
+
+
+def build_batch(builder: Builder, units: Sequence[Any], out_splits: Sequence[str],
+                encoding: Encoding | None = None) -> tuple[dict, dict[str, float]]:
+    """One batch: graded lists -> per-split (rows, row features); in this process or a worker.
+
+    The rows are a table, or with ``encoding`` (and this process's pyarrow the one it names)
+    the table's Parquet row group, encoded here (:mod:`gradebench.benchmark.rowgroups`). Also
+    returns the seconds spent making the lists, turning them into tables, the stats' per-query
+    figures and the encoding (summed over batches into the build's ``workers.*`` timings).
     """
     cls = type(builder)
     with gc_paused():
@@ -191,7 +212,12 @@ def build_batch(builder: Builder, units: Sequence[Any], out_splits: Sequence[str
         for _, features in tables.values():  # the stats' per-query part, here rather than in the parent
             features.figures = query_figures(features)
     t3 = time.perf_counter()
-    return tables, {"workers.make_lists": t1 - t0, "workers.tables": t2 - t1, "workers.stats": t3 - t2}
+    seconds = {"workers.make_lists": t1 - t0, "workers.tables": t2 - t1, "workers.stats": t3 - t2}
+    if encoding is not None and encoding.pyarrow == _pyarrow_version():
+        schema, options = parquet_target(cls.columns, encoding.metadata)
+        tables = {split: (encode(table, schema, options), f) for split, (table, f) in tables.items()}
+        seconds["workers.encode"] = time.perf_counter() - t3
+    return tables, seconds
 
 
 def _make_builder(builder_name: str, recipe_json: str):
@@ -201,7 +227,8 @@ def _make_builder(builder_name: str, recipe_json: str):
     return get_builder(builder_name)(recipe_from_json(recipe_json))
 
 
-def _worker_main(conn: Connection, builder_name: str, recipe_json: str, inherited: Sequence[Connection] = ()) -> None:
+def _worker_main(conn: Connection, builder_name: str, recipe_json: str, inherited: Sequence[Connection] = (),
+                 encoding: Encoding | None = None) -> None:
     """A worker: build each batch that arrives on ``conn`` and send back its result.
 
     A batch arrives as two messages: its number (8 bytes), then ``(units, out_splits)``
@@ -236,7 +263,7 @@ def _worker_main(conn: Connection, builder_name: str, recipe_json: str, inherite
                 raise failure
             units = builder.unpack_units(packed)
             del packed
-            answer = (seq, True, build_batch(builder, units, out_splits))
+            answer = (seq, True, build_batch(builder, units, out_splits, encoding))
         except BaseException as e:  # noqa: BLE001 - handed to the parent, which raises it
             answer = (seq, False, e)
         units = packed = None
@@ -271,7 +298,7 @@ def _died(proc: Any) -> WorkerDied:
 
 
 def _pooled(ctx: Any, fork: bool, builder_name: str, recipe_json: str, batches: Iterator[Batch],
-            workers: int) -> Iterator[tuple[dict, dict[str, float]]]:
+            workers: int, encoding: Encoding | None = None) -> Iterator[tuple[dict, dict[str, float]]]:
     """``run_batches`` over ``workers`` processes: results in batch order, one batch per worker at a time.
 
     A batch is handed out at most ``2 * workers`` ahead of the result the caller waits for, so
@@ -326,7 +353,7 @@ def _pooled(ctx: Any, fork: bool, builder_name: str, recipe_json: str, batches: 
                 parent_end, child_end = ctx.Pipe(duplex=True)
                 conns.append(parent_end)
                 try:
-                    args = (child_end, builder_name, recipe_json, tuple(conns) if fork else ())
+                    args = (child_end, builder_name, recipe_json, tuple(conns) if fork else (), encoding)
                     proc = ctx.Process(target=_worker_main, args=args, daemon=True)
                     proc.start()
                     procs.append(proc)
@@ -390,7 +417,7 @@ def _stop(procs: Sequence[Any], conns: Sequence[Connection], *, gracefully: bool
 
 
 def run_batches(
-    builder_name: str, recipe_json: str, batches: Iterable[Batch], workers: int
+    builder_name: str, recipe_json: str, batches: Iterable[Batch], workers: int, encoding: Encoding | None = None
 ) -> Iterator[tuple[dict, dict[str, float]]]:
     """Results of each batch, in order (``build_batch`` output); ``batches`` is consumed lazily."""
     batches = iter(batches)
@@ -402,14 +429,15 @@ def run_batches(
     if workers <= 1 or second is None:
         builder = _make_builder(builder_name, recipe_json)
         for units, splits in batches:
-            yield build_batch(builder, units, splits)
+            yield build_batch(builder, units, splits, encoding)
         return
     method = start_method()
     if method is None:
         sys.stderr.write(SERIAL_WARNING)
-        yield from run_batches(builder_name, recipe_json, batches, 1)
+        yield from run_batches(builder_name, recipe_json, batches, 1, encoding)
         return
-    yield from _pooled(mp.get_context(method), method == "fork", builder_name, recipe_json, batches, workers)
+    yield from _pooled(mp.get_context(method), method == "fork", builder_name, recipe_json, batches, workers,
+                       encoding)
 
 
 def _call_main(conn: Connection, fn: Any, args: tuple, inherited: Sequence[Connection] = ()) -> None:

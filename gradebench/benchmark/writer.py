@@ -24,9 +24,9 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import pyarrow as pa
-import pyarrow.parquet as pq
 
 from gradebench.benchmark.format import CORE_DICTIONARY, MANIFEST, arrow_schema
+from gradebench.benchmark.rowgroups import RowGroup, ShardFile, encode
 from gradebench.datasets.base import Column
 from gradebench.paths import current_umask
 
@@ -40,6 +40,12 @@ PARQUET_OPTIONS = dict(compression="zstd", compression_level=1, write_statistics
 def dictionary_columns(columns: Sequence[Column]) -> list[str]:
     """Columns repeated across a query's candidates are dictionary-encoded; free text is not."""
     return [*CORE_DICTIONARY, *(c.name for c in columns if c.dictionary)]
+
+
+def parquet_target(columns: Sequence[Column], metadata: dict[str, str]) -> tuple[pa.Schema, dict]:
+    """The Arrow schema and the Parquet writer options of a benchmark's data files (where the
+    row groups are encoded: a build worker, or the building process)."""
+    return arrow_schema(columns, metadata), dict(PARQUET_OPTIONS, use_dictionary=dictionary_columns(columns))
 
 
 class Staging:
@@ -153,28 +159,30 @@ class BenchmarkWriter:
             self._release()
             raise
         self.tmp = tmp
-        self.schema = arrow_schema(columns, metadata)
-        self._options = dict(PARQUET_OPTIONS, use_dictionary=dictionary_columns(columns))
-        self._writers: dict[str, pq.ParquetWriter] = {}
+        self.schema, self._options = parquet_target(columns, metadata)
+        self._writers: dict[str, ShardFile] = {}
         self._rows: dict[str, int] = {}
         self._shards: dict[str, list[Path]] = {}
         self._shard_rows: dict[str, int] = {}
 
-    def write(self, split: str, table: pa.Table) -> None:
-        if table.num_rows == 0:
+    def write(self, split: str, part: pa.Table | RowGroup) -> None:
+        """Append one batch's rows of ``split``: a table, or the row group a worker encoded from it
+        (:func:`gradebench.benchmark.rowgroups.encode` with this writer's schema and options)."""
+        if part.num_rows == 0:
             return
+        group = part if isinstance(part, RowGroup) else encode(part, self.schema, self._options)
         writer = self._writers.get(split)
         if writer is None or self._shard_rows[split] >= SHARD_ROWS:
             if writer is not None:
                 writer.close()
             shard = self.tmp / "data" / f".{split}-{len(self._shards.get(split, [])):05d}.parquet"
             self._shards.setdefault(split, []).append(shard)
-            writer = pq.ParquetWriter(shard, self.schema, **self._options)
+            writer = ShardFile(shard)
             self._writers[split] = writer
             self._shard_rows[split] = 0
-        writer.write_table(table.cast(self.schema), row_group_size=table.num_rows)
-        self._rows[split] = self._rows.get(split, 0) + table.num_rows
-        self._shard_rows[split] += table.num_rows
+        writer.append(group)
+        self._rows[split] = self._rows.get(split, 0) + group.num_rows
+        self._shard_rows[split] += group.num_rows
 
     def close_shards(self) -> dict[str, list[str]]:
         """Close all writers and give shards their final ``<split>-0000i-of-0000N`` names."""
@@ -241,10 +249,7 @@ class BenchmarkWriter:
         """Remove the temporary folder (idempotent; a repeated Ctrl-C cannot cut it short)."""
         with uninterrupted():
             for w in self._writers.values():
-                try:
-                    w.close()
-                except Exception:  # noqa: BLE001 - best effort while cleaning up
-                    pass
+                w.abort()
             self._writers.clear()
             shutil.rmtree(self.tmp, ignore_errors=True)
             self._release()

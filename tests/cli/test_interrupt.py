@@ -204,9 +204,9 @@ BIG_SITECUSTOMIZE = SLOW_SITECUSTOMIZE + textwrap.dedent(
             yield [(u, payload if j == 0 else "") for j, u in enumerate(units)], splits
     p._batches = _big
 
-    def _slow_big(builder, units, splits):
+    def _slow_big(builder, units, splits, *rest):
         time.sleep(60)
-        return _orig(builder, [u for u, _ in units], splits)
+        return _orig(builder, [u for u, _ in units], splits, *rest)
     w.build_batch = _slow_big
     """
 )
