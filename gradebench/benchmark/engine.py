@@ -391,7 +391,8 @@ def build(
                 running = ray_batches(builder_cls.name, r.model_dump_json(), batches, n_workers, address=ray_address,
                                       encoding=encoding)
             else:
-                running = run_batches(builder_cls.name, r.model_dump_json(), batches, n_workers, encoding)
+                running = run_batches(builder_cls.name, r.model_dump_json(), batches, n_workers, encoding,
+                                      ahead=None if units is not None else 2 * n_workers)
             with closing(running) as results:
                 for result, seconds in results:
                     for name, s in seconds.items():

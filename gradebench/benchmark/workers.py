@@ -298,14 +298,17 @@ def _died(proc: Any) -> WorkerDied:
 
 
 def _pooled(ctx: Any, fork: bool, builder_name: str, recipe_json: str, batches: Iterator[Batch],
-            workers: int, encoding: Encoding | None = None) -> Iterator[tuple[dict, dict[str, float]]]:
+            workers: int, encoding: Encoding | None = None,
+            ahead: int | None = None) -> Iterator[tuple[dict, dict[str, float]]]:
     """``run_batches`` over ``workers`` processes: results in batch order, one batch per worker at a time.
 
     A batch is handed out at most ``2 * workers`` ahead of the result the caller waits for, so
     the results that come back early stay few when one batch is slow. Batches are pickled ahead
     of that, whenever every busy worker is still working: a pickled batch is a fraction of its
     units' memory (about 360 against 1,000 bytes an e-SNLI pair), and ``batches`` frees the
-    units it has handed over, so the building process shrinks early in the build.
+    units it has handed over, so the building process shrinks early in the build. ``ahead``
+    caps the pickled batches waiting: a stream of batches (selected as they are asked for)
+    frees nothing when it is drained early, so there it only adds the pickled copies.
     """
     packer = _make_builder(builder_name, recipe_json)  # packs each batch's units for the pipe
     procs: list[Any] = []
@@ -371,7 +374,8 @@ def _pooled(ctx: Any, fork: bool, builder_name: str, recipe_json: str, batches: 
                 yield result
                 continue
             waiting = [conns[i] for i in busy]
-            while not exhausted and not mp_connection.wait(waiting, timeout=0):
+            while (not exhausted and (ahead is None or len(ready) < ahead)
+                   and not mp_connection.wait(waiting, timeout=0)):
                 pack_one()  # while every busy worker is still working
             for conn in mp_connection.wait(waiting):
                 i = conns.index(conn)
@@ -417,9 +421,11 @@ def _stop(procs: Sequence[Any], conns: Sequence[Connection], *, gracefully: bool
 
 
 def run_batches(
-    builder_name: str, recipe_json: str, batches: Iterable[Batch], workers: int, encoding: Encoding | None = None
+    builder_name: str, recipe_json: str, batches: Iterable[Batch], workers: int, encoding: Encoding | None = None,
+    ahead: int | None = None,
 ) -> Iterator[tuple[dict, dict[str, float]]]:
-    """Results of each batch, in order (``build_batch`` output); ``batches`` is consumed lazily."""
+    """Results of each batch, in order (``build_batch`` output); ``batches`` is consumed lazily
+    (at most ``ahead`` batches pickled before a worker asks for them; None: no cap, see :func:`_pooled`)."""
     batches = iter(batches)
     first = next(batches, None)
     second = next(batches, None)
@@ -437,7 +443,7 @@ def run_batches(
         yield from run_batches(builder_name, recipe_json, batches, 1, encoding)
         return
     yield from _pooled(mp.get_context(method), method == "fork", builder_name, recipe_json, batches, workers,
-                       encoding)
+                       encoding, ahead)
 
 
 def _call_main(conn: Connection, fn: Any, args: tuple, inherited: Sequence[Connection] = ()) -> None:
