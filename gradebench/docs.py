@@ -269,8 +269,11 @@ def build_throughput_table() -> str:
             f" (**{r['expected_candidates']:,} expected**)"
         lines.append(f"| {names.get(r['code'], r['code'])} | {r['input']} | {r['candidates']:,}{short} | "
                      f"{r['wall_s']:.2f} | {r['candidates_per_s']:,} | {r['peak_pss_mb']:,} | {cells} |")
-    ours = {r["input"].rsplit(", ", 1)[-1] if "distinct" in r["input"] else "dev": r
-            for r in data["rows"] if r["code"] == "this checkout"}
+    ours = {}
+    for r in data["rows"]:
+        if r["code"] == "this checkout":
+            kind = "dev" if r["input"] == "real dev split" else r["input"].rsplit(", ", 1)[-1]
+            ours.setdefault(kind, r)
     lines += ["", "Targets (this checkout):"]
     dev, raw, default = ours.get("dev"), ours.get("raw"), ours.get("default")
     def verdict(*parts: tuple[str, bool]) -> str:
@@ -286,6 +289,14 @@ def build_throughput_table() -> str:
                                                                  ("memory", default["peak_pss_mb"] <= 1536)))
     if dev:
         lines.append(f"- real dev split (default path) < 5 s: {dev['wall_s']:.1f} s: " + verdict(("time", dev["wall_s"] < 5)))
+    ceiling = data.get("machine_ceiling")
+    for sc in data.get("scaling", []):
+        if sc["code"] == "this checkout" and sc["engine"] == "local" and sc["workers"] == 2 and sc["efficiency"]:
+            machine = "" if ceiling is None else (
+                f" (this machine's own ceiling for 2 processes, measured in the same run: "
+                f"{ceiling['efficiency']:.0%})")
+            lines.append(f"- 1 -> 2 workers >= 85% efficiency: {sc['efficiency']:.0%}{machine}: "
+                         + verdict(("efficiency", sc["efficiency"] >= 0.85)))
     return "\n".join(lines)
 
 

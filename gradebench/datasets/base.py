@@ -245,7 +245,9 @@ class Builder(ABC):
         The engine hands batches to the workers as the iterator yields them, so selection and
         list making overlap. ``None`` (the default): the builder selects with :meth:`select`.
         A builder returns an iterator only where it gives exactly :meth:`select`'s units and
-        counts, and :meth:`refine` leaves the units as they are (no step needs them all).
+        counts, and :meth:`refine` leaves the units as they are (no step needs them all). It may
+        clear what it has read from ``records`` (the engine reads them once), so that the source
+        records are freed as their batches are built.
         """
         return None
 

@@ -32,6 +32,13 @@ def _tricky() -> dict[str, list[NLIExample]]:
         _ex("test", 6, "1", "A man walks .", "A person runs .", "neutral"),  # conflicting_source_id
         _ex("test", 7, "1", "A man runs .", "A person runs .", "entailment", e="other"),  # duplicate_query
         _ex("test", 8, "7", "Two kids play .", "Kids play .", "entailment"),
+        _ex("test", 9, "10", "A man runs .", "A person runs .", "entailment"),  # duplicate_row, first of id 10
+        _ex("test", 10, "10", "A man jogs .", "A person jogs .", "entailment"),  # so conflicting_source_id
+        # texts holding the separator the stream's digests join with: told apart all the same
+        _ex("test", 11, "11", "A\x1fman sits .", "He sits .", "entailment"),
+        _ex("test", 12, "11", "A", "man sits .\x1fHe sits .", "entailment"),  # conflicting_source_id
+        _ex("test", 13, "12", "A man sits .", "He sits .", "entailment", e="x\x1fy"),
+        _ex("test", 14, "13", "A man sits .", "He sits .", "entailment", e="x"),  # not a repeated row
     ]
     b = [
         _ex("train", 0, "1", "A man runs .", "A person runs .", "entailment"),  # duplicate_query (other split)
@@ -42,17 +49,21 @@ def _tricky() -> dict[str, list[NLIExample]]:
     return {"test": a, "train": b}
 
 
-@pytest.mark.parametrize("limit", [None, 1, 3, 6, 8])
-def test_the_stream_gives_the_two_passes_selection(limit):
+@pytest.mark.parametrize("consume", [False, True])
+@pytest.mark.parametrize("limit", [None, 1, 3, 6, 8, 10, 12])
+def test_the_stream_gives_the_two_passes_selection(limit, consume):
     recipe = load_recipe("esnli")
-    queries, skipped = tiers_select.stream(recipe, _tricky(), limit=limit)
+    examples = _tricky()
+    queries, skipped = tiers_select.stream(recipe, examples, limit=limit, consume=consume)
     got = list(queries)
     want = tiers_select._two_passes(recipe, _tricky(), limit)
     assert got == want.queries and skipped == want.skipped
+    read = {split: rows[:limit] for split, rows in examples.items()}
+    assert all((ex is None) is consume for rows in read.values() for ex in rows)  # what was read is freed
     if limit is None:
         assert set(skipped) == {"no_gold_label", "unknown_label", "empty_premise", "empty_explanation",
                                 "duplicate_row", "conflicting_source_id", "duplicate_query"}
-        assert [q.split for q in got] == ["test", "test", "train", "train"]
+        assert [q.split for q in got] == ["test"] * 5 + ["train"] * 2
 
 
 @pytest.mark.parametrize("name,streams", [

@@ -54,7 +54,7 @@ class TieredNLIBuilder(Builder):
         (:func:`.select.stream`); a subclass with its own :meth:`select` does not stream."""
         if type(self).select is not TieredNLIBuilder.select or self.recipe.adversarial is not None:
             return None
-        return stream(self.recipe, records, limit=limit)
+        return stream(self.recipe, records, limit=limit, consume=True)
 
     def regroup(
         self, records: Mapping[str, Sequence[NLIExample]], split_of: Callable[[str], str]

@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
-from hashlib import sha256
+from hashlib import blake2b, sha256
 
 from gradebench.datasets.records import NLIExample
 from gradebench.datasets.tiers.candidates import (
@@ -189,6 +189,7 @@ def stream(
     examples: Mapping[str, Iterable[NLIExample]],
     *,
     limit: int | None = None,
+    consume: bool = False,
 ) -> tuple[Iterator[Query], Counter] | None:
     """:func:`select` one example at a time, where no tier borrows or flips: ``(queries, skipped)``.
 
@@ -199,35 +200,65 @@ def stream(
     order: the skip reasons, then the repeated row and source id within the examples kept so
     far, then the repeated query id. ``skipped`` is complete once ``queries`` is exhausted.
     None where a tier borrows or flips (those need every example of a split first).
+
+    What is remembered of the examples already seen is a 16-byte digest of each kept row and
+    of each source id's texts, not the examples, so with ``consume`` (the build engine, which
+    reads the records once) each list slot read is cleared and an example is freed as soon as
+    its batch is built.
     """
     if any(t.candidates in _NEEDS_SPLIT for t in recipe.tiers):
         return None
     skipped: Counter = Counter()
-    return _stream(recipe, examples, limit, skipped), skipped
+    return _stream(recipe, examples, limit, skipped, consume), skipped
 
 
 #: tier kinds whose candidates depend on other examples of the split (chosen after all are seen)
 _NEEDS_SPLIT = ("sibling_explanation", "unrelated_explanation", "negation_flip")
 
 
+def _digests(ex: NLIExample) -> tuple[bytes, bytes]:
+    """16 bytes standing for the example's texts (premise, hypothesis) and 16 for its whole row (texts,
+    label, explanations): blake2b of the strings joined by a separator none holds (else
+    length-prefixed; a leading letter keeps the two forms apart), so no two rows share one."""
+    head = ex.premise + SEP + ex.hypothesis
+    tail = SEP + SEP.join((ex.label, *ex.explanations))
+    if head.count(SEP) + tail.count(SEP) != 2 + len(ex.explanations):
+        parts = (ex.premise, ex.hypothesis, ex.label, *ex.explanations)
+        head = "l" + "".join(f"{len(p)}:{p}" for p in parts[:2])
+        tail = "".join(f"{len(p)}:{p}" for p in parts[2:])
+    else:
+        head = "s" + head
+    h = blake2b(head.encode(), digest_size=16)
+    texts = h.digest()
+    h.update(tail.encode())
+    return texts, h.digest()
+
+
+SEP = "\x1f"
+
+
 def _stream(recipe: TieredSection, examples: Mapping[str, Iterable[NLIExample]], limit: int | None,
-            skipped: Counter) -> Iterator[Query]:
+            skipped: Counter, consume: bool) -> Iterator[Query]:
     labels = frozenset(recipe.labels)
     needed = _own_explanations(recipe)
-    first_of: dict[str, NLIExample] = {}  # the first kept row of each source id
+    texts_of: dict[str, bytes] = {}  # the texts of the first kept row of each source id
     seen: set[str] = set()
     for split in sorted(examples):
-        seen_rows: set[tuple] = set()
-        for n, ex in enumerate(examples[split]):
+        seen_rows: set[bytes] = set()
+        rows = examples[split]
+        clear = consume and isinstance(rows, list)
+        for n, ex in enumerate(rows):
             if limit is not None and n >= limit:
                 break
+            if clear:
+                rows[n] = None
             reason = _skip_reason(ex, labels, needed)
             if reason is None:
-                row_key = (ex.premise, ex.hypothesis, ex.label, ex.explanations)
-                first = first_of.setdefault(ex.source_id, ex)
+                texts, row_key = _digests(ex)
+                first = texts_of.setdefault(ex.source_id, texts)  # a repeated row counts as its id's first too
                 if row_key in seen_rows:
                     reason = "duplicate_row"
-                elif first.premise != ex.premise or first.hypothesis != ex.hypothesis:
+                elif first != texts:
                     reason = "conflicting_source_id"
                 else:
                     seen_rows.add(row_key)
