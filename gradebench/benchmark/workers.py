@@ -210,12 +210,14 @@ def build_batch(builder: Builder, units: Sequence[Any], out_splits: Sequence[str
         tables = columns_to_tables(cls.columns, batch, out_splits, cls.stat_columns)
         t2 = time.perf_counter()
         for _, features in tables.values():  # the stats' per-query part, here rather than in the parent
-            features.figures = query_figures(features)
+            if features.score.size:  # (lists without candidates: the parent computes on the whole split)
+                features.figures = query_figures(features)
     t3 = time.perf_counter()
     seconds = {"workers.make_lists": t1 - t0, "workers.tables": t2 - t1, "workers.stats": t3 - t2}
     if encoding is not None and encoding.pyarrow == _pyarrow_version():
         schema, options = parquet_target(cls.columns, encoding.metadata)
-        tables = {split: (encode(table, schema, options), f) for split, (table, f) in tables.items()}
+        tables = {split: (encode(table, schema, options) if table.num_rows else table, f)
+                  for split, (table, f) in tables.items()}
         seconds["workers.encode"] = time.perf_counter() - t3
     return tables, seconds
 
