@@ -17,7 +17,6 @@ change is written back as it was read.
 
 from __future__ import annotations
 
-import io
 import os
 import struct
 from dataclasses import dataclass
@@ -238,17 +237,18 @@ class RowGroup:
 
 def encode(table: pa.Table, schema: pa.Schema, options: dict[str, Any]) -> RowGroup:
     """``table`` (cast to ``schema``) as one row group, encoded as ``ParquetWriter(**options)`` would."""
-    sink = io.BytesIO()
+    sink = pa.BufferOutputStream()  # Arrow's own buffer: the writer's many small writes stay native
     with pq.ParquetWriter(sink, schema, **options) as writer:
         writer.write_table(table.cast(schema), row_group_size=max(1, table.num_rows))
     data = sink.getvalue()
-    n = struct.unpack_from("<I", data, len(data) - 8)[0]
-    start = len(data) - 8 - n
-    footer = decode(data[start:len(data) - 8])
+    n = struct.unpack_from("<I", data, data.size - 8)[0]
+    start = data.size - 8 - n
+    footer = decode(data.slice(start, n).to_pybytes())
     _, groups = _get(footer, _FMD_ROW_GROUPS).value
     if len(groups) != 1:
         raise ValueError(f"expected one row group, the writer made {len(groups)}")
-    return RowGroup(chunks=data[4:start], meta=groups[0], num_rows=table.num_rows, footer=footer)
+    return RowGroup(chunks=data.slice(4, start - 4).to_pybytes(), meta=groups[0], num_rows=table.num_rows,
+                    footer=footer)
 
 
 def _rest(footer: list[Field]) -> list[Field]:
