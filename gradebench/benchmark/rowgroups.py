@@ -236,7 +236,14 @@ class RowGroup:
 
 
 def encode(table: pa.Table, schema: pa.Schema, options: dict[str, Any]) -> RowGroup:
-    """``table`` (cast to ``schema``) as one row group, encoded as ``ParquetWriter(**options)`` would."""
+    """``table`` (cast to ``schema``) as one row group, encoded as ``ParquetWriter(**options)`` would.
+
+    Options that put absolute offsets inside the chunks' region (a page index, bloom filters) are
+    refused: :class:`ShardFile` moves only the footer's offsets.
+    """
+    unsupported = [k for k in ("write_page_index", "bloom_filter_options") if options.get(k)]
+    if unsupported:
+        raise ValueError(f"row groups encoded apart cannot carry {', '.join(unsupported)}")
     sink = pa.BufferOutputStream()  # Arrow's own buffer: the writer's many small writes stay native
     with pq.ParquetWriter(sink, schema, **options) as writer:
         writer.write_table(table.cast(schema), row_group_size=max(1, table.num_rows))
@@ -295,4 +302,9 @@ class ShardFile:
         self._f.close()
 
     def abort(self) -> None:
-        self._f.close()
+        """Close the file without a footer, best effort (a full disk may refuse the buffered bytes:
+        the folder is removed all the same)."""
+        try:
+            self._f.close()
+        except OSError:
+            pass

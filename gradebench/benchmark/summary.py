@@ -133,7 +133,10 @@ def query_figures(f: RowFeatures) -> dict[str, np.ndarray]:
 
     Each query's figures depend on its rows alone, so a build computes them batch by batch in
     its workers and the stats average the concatenation (:func:`query_stats`,
-    :func:`shortcut_probes`). The authorship probe is there only when every row's author is known.
+    :func:`shortcut_probes`); the batches are fixed by the input, so the stats do not depend on
+    the workers. NDCG's sums run over a length the whole block sets (its widest tie group), so a
+    query's NDCG computed in another block may differ in its last bit (1 ulp); the other figures
+    are exact. The authorship probe is there only when every row's author is known.
     """
     from gradebench.metrics import NDCG, PairwiseAgreement, SpearmanRho, evaluate
 

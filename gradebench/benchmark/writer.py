@@ -249,7 +249,10 @@ class BenchmarkWriter:
         """Remove the temporary folder (idempotent; a repeated Ctrl-C cannot cut it short)."""
         with uninterrupted():
             for w in self._writers.values():
-                w.abort()
+                try:
+                    w.abort()
+                except Exception:  # noqa: BLE001 - best effort while cleaning up
+                    pass
             self._writers.clear()
             shutil.rmtree(self.tmp, ignore_errors=True)
             self._release()

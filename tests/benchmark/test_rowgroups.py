@@ -103,3 +103,28 @@ def test_a_worker_with_another_pyarrow_hands_back_tables_and_the_file_is_the_sam
         files.append((writer.tmp / shard).read_bytes())
         writer.abort()
     assert files[0] == files[1]
+
+
+def test_options_that_put_offsets_inside_the_chunks_are_refused():
+    schema, options = parquet_target(TIERED_COLUMNS, META)
+    with pytest.raises(ValueError, match="write_page_index"):
+        encode(_table(5, 0), schema, {**options, "write_page_index": True})
+
+
+def test_an_abort_that_cannot_flush_still_removes_the_folder(tmp_path):
+    """A full disk refuses a shard's buffered bytes when it is closed: the staging folder goes all the same."""
+    schema, options = parquet_target(TIERED_COLUMNS, META)
+    writer = BenchmarkWriter(tmp_path / "demo" / "fp", TIERED_COLUMNS, META)
+    writer.write("test", encode(_table(5, 0), schema, options))
+    shard = writer._writers["test"]
+
+    class FullDisk:
+        closed = False
+
+        def close(self):
+            raise OSError(28, "No space left on device")
+
+    real, shard._f = shard._f, FullDisk()
+    writer.abort()
+    real.close()
+    assert not writer.tmp.exists() and not (tmp_path / "demo" / ".staging").exists()

@@ -66,6 +66,26 @@ def test_the_stream_gives_the_two_passes_selection(limit, consume):
         assert [q.split for q in got] == ["test"] * 5 + ["train"] * 2
 
 
+def _same_texts_other_explanations() -> dict[str, list[NLIExample]]:
+    """A repeated row that is the first of its source id, then a row with the same texts and an
+    explanation holding the digests' separator: not a conflict (the texts are the same)."""
+    return {"test": [
+        _ex("test", 0, "A", "A man runs .", "A person runs .", "entailment", "because"),
+        _ex("test", 1, "X", "A man runs .", "A person runs .", "entailment", "because"),
+        _ex("test", 2, "X", "A man runs .", "A person runs .", "entailment", "be\x1fcause"),
+        _ex("test", 3, "A", "A man runs .", "A person runs .", "entailment", "be\x1fcause"),
+        _ex("test", 4, "Y", "A man runs .", "A person runs .", "entailment", "lone \ud800 surrogate"),
+    ]}
+
+
+def test_the_stream_tells_texts_apart_by_the_texts_alone():
+    recipe = load_recipe("esnli")
+    queries, skipped = tiers_select.stream(recipe, _same_texts_other_explanations())
+    want = tiers_select._two_passes(recipe, _same_texts_other_explanations(), None)
+    assert list(queries) == want.queries and skipped == want.skipped
+    assert [q.example.row for q in want.queries] == [0, 2, 4] and dict(want.skipped) == {"duplicate_row": 2}
+
+
 @pytest.mark.parametrize("name,streams", [
     ("esnli", True), ("demo", True), ("mnli", True),
     ("esnli-human", False),  # sibling and unrelated tiers borrow from the split
@@ -114,10 +134,18 @@ def _part(kw: dict, a: int, b: int) -> RowFeatures:
     return part
 
 
+def _ulps(a: float | None, b: float | None) -> float:
+    if a is None or b is None:
+        return 0.0 if a is b else float("inf")
+    return abs(a - b) / np.spacing(max(abs(a), abs(b), 1e-300))
+
+
 @pytest.mark.parametrize("seed", range(40))
 def test_stats_from_per_batch_figures_equal_the_whole_splits(seed):
     """Batches of other widths (list sizes up to 33, so numpy's 8-way summation is in play), ties,
-    undefined values and unknown authors: the figures merged from the batches give the same bits."""
+    undefined values and unknown authors: the figures merged from the batches give the same stats.
+    Unrounded, every figure is the same bits but NDCG, whose sums run over a length the whole
+    block sets (its widest tie group): within a few ulps there."""
     rng = np.random.default_rng(seed)
     n_queries = int(rng.integers(2, 300))
     kw = _features(rng, n_queries, int(rng.choice([1, 2, 5, 9, 12, 33])), unknown_authors=seed % 4 == 0)
@@ -139,8 +167,31 @@ def test_stats_from_per_batch_figures_equal_the_whole_splits(seed):
             summary._round = saved
 
     for stats_of in (query_stats, shortcut_probes):
-        exact[stats_of.__name__] = unrounded(stats_of, merged) == unrounded(stats_of, whole)
+        got, want = unrounded(stats_of, merged), unrounded(stats_of, whole)
+        for key in want:
+            if key.startswith("tier_ndcg"):
+                assert _ulps(got[key], want[key]) <= 4, (key, got[key], want[key])
+            else:
+                exact[key] = got[key] == want[key]
         assert stats_of(merged) == stats_of(whole)
     assert all(exact.values()), exact
     if seed % 4 == 0 and (kw["human"] < 0).any():
         assert "human_authorship" not in shortcut_probes(merged)
+
+
+def test_ndcg_from_another_block_is_within_an_ulp_and_the_rounded_stats_agree():
+    """A short tied list batched apart from a 33-candidate all-tied one (found by a review): the
+    short list's NDCG in the block of the long one runs over a longer sum."""
+    short_scores = [0.3, 0.3, 0.7, 0.3, 0.1, 0.7, 0.7, 0.1]
+    short_relevance = [1, 4, 0, 2, 2, 3, 0, 1]
+    rng = np.random.default_rng(15)
+    long_relevance = rng.integers(0, 5, 33)
+    kw = dict(counts=np.array([8, 33]), scores=np.array(short_scores + [0.5] * 33),
+              relevance=np.array(short_relevance + long_relevance.tolist()), tiers=[None] * 41,
+              human=np.ones(41, dtype=int), n_words=np.full(41, 3), overlap=np.full(41, 0.5))
+    merged = RowFeatures.concat([_part(kw, 0, 1), _part(kw, 1, 2)])
+    whole = RowFeatures.from_rows(**kw)
+    assert query_stats(merged) == query_stats(whole)
+    for key in ("tier_ndcg@3", "tier_ndcg@5"):
+        a, b = merged.figures[key], query_figures(whole)[key]
+        assert all(_ulps(x, y) <= 1 for x, y in zip(a.tolist(), b.tolist()))

@@ -217,21 +217,23 @@ _NEEDS_SPLIT = ("sibling_explanation", "unrelated_explanation", "negation_flip")
 
 
 def _digests(ex: NLIExample) -> tuple[bytes, bytes]:
-    """16 bytes standing for the example's texts (premise, hypothesis) and 16 for its whole row (texts,
-    label, explanations): blake2b of the strings joined by a separator none holds (else
-    length-prefixed; a leading letter keeps the two forms apart), so no two rows share one."""
-    head = ex.premise + SEP + ex.hypothesis
-    tail = SEP + SEP.join((ex.label, *ex.explanations))
-    if head.count(SEP) + tail.count(SEP) != 2 + len(ex.explanations):
-        parts = (ex.premise, ex.hypothesis, ex.label, *ex.explanations)
-        head = "l" + "".join(f"{len(p)}:{p}" for p in parts[:2])
-        tail = "".join(f"{len(p)}:{p}" for p in parts[2:])
+    """16 bytes standing for the example's texts (premise, hypothesis), and 16 for its whole row (the
+    texts' digest, then label and explanations): blake2b, each of its two parts written on its own
+    (:func:`_joined`), so that equal texts give equal digests whatever the explanations hold."""
+    texts = blake2b(_joined((ex.premise, ex.hypothesis)), digest_size=16).digest()
+    return texts, blake2b(texts + _joined((ex.label, *ex.explanations)), digest_size=16).digest()
+
+
+def _joined(parts: tuple[str, ...]) -> bytes:
+    """``parts`` as bytes no other tuple of strings gives: joined by a separator none holds (else
+    length-prefixed; a leading letter keeps the two forms apart). Any string encodes, lone
+    surrogates included."""
+    joined = SEP.join(parts)
+    if joined.count(SEP) == len(parts) - 1:
+        joined = "s" + joined
     else:
-        head = "s" + head
-    h = blake2b(head.encode(), digest_size=16)
-    texts = h.digest()
-    h.update(tail.encode())
-    return texts, h.digest()
+        joined = "l" + "".join(f"{len(p)}:{p}" for p in parts)
+    return joined.encode("utf-8", "surrogatepass")
 
 
 SEP = "\x1f"
