@@ -177,6 +177,12 @@ def _signals_blocked(forkserver: bool) -> Iterator[None]:
         signal.pthread_sigmask(signal.SIG_SETMASK, old)
 
 
+def _pyarrow_version() -> str:
+    import pyarrow as pa
+
+    return pa.__version__
+
+
 @dataclass(frozen=True)
 class Encoding:
     """How a batch's rows are to be encoded where they are made: the data files' schema metadata,
@@ -184,13 +190,7 @@ class Encoding:
     with another version hands back its tables, which the building process encodes)."""
 
     metadata: dict[str, str]
-    pyarrow: str = field(default_factory=lambda: _pyarrow_version())
-
-
-def _pyarrow_version() -> str:
-    import pyarrow as pa
-
-    return pa.__version__
+    pyarrow: str = field(default_factory=_pyarrow_version)
 
 
 def build_batch(builder: Builder, units: Sequence[Any], out_splits: Sequence[str],
