@@ -52,7 +52,8 @@ FILES = ["s1", "s2", "labels", "preproc1_expl_1", "preproc1_expl_2", "preproc1_e
 DEV_PAIRS = 9842
 RAW = ["--no-validity", "--no-validate"]
 PHASES = ("read", "select", "make_lists", "write", "stats", "digests", "validation", "finish", "validity",
-          "workers.make_lists", "workers.tables", "workers.stats", "workers.encode")
+          "workers.make_lists", "workers.tables", "workers.stats", "workers.encode", "workers.read",
+          "workers.select", "main.cpu")
 
 
 def _lines(path: Path) -> list[str]:

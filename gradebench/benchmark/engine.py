@@ -26,10 +26,11 @@ from gradebench.benchmark.format import MANIFEST, SCHEMA_VERSION
 from gradebench.benchmark.manifest import cached_problem, file_digests, read_manifest
 from gradebench.benchmark.splits import resplit_of
 from gradebench.benchmark.summary import RowFeatures, summarize
-from gradebench.benchmark.workers import Encoding, gc_paused, run_batches
+from gradebench.benchmark.workers import NOT_YET, Encoding, gc_paused, run_batches, start_method
 from gradebench.threads import available_cores
 from gradebench.benchmark.writer import BenchmarkWriter, final_dir, is_complete, staging, uninterrupted
 from gradebench.datasets import Builder, get_builder
+from gradebench.datasets.base import SelectionKeys, ShardedSelection
 from gradebench.datasets.records import SourceFile
 from gradebench.errors import BenchmarkError, InvalidArgumentError
 from gradebench.hashing import sha256_file, sha256_json
@@ -72,7 +73,8 @@ class BuildResult:
 
 
 class PhaseTimer:
-    """Wall seconds per named build phase, in the order the phases first ran.
+    """Wall seconds per named build phase, in the order the phases first ran (and, as ``main.cpu``,
+    the CPU seconds of the building process from reading to the end).
 
     ``with timer.phase("read"): ...`` adds the block's time to ``read``; :meth:`add` adds a
     measured amount (e.g. the seconds workers report for their part of a batch).
@@ -342,23 +344,37 @@ def build(
         repaired = problem
 
     timer = PhaseTimer()
-    with timer.phase("read"):
-        records = builder.read(files)
-    with timer.phase("select"), gc_paused():
-        grouped = builder.regroup(records, lambda key: resplit_of(key, effective_resplit)) if effective_resplit else None
-        if grouped is not None:  # the builder carved the output splits itself, before selecting
-            records = grouped
-        carve = None if grouped is not None else effective_resplit
-        # where the builder can, units are selected as the workers ask for batches (streamed)
-        streamed = builder.select_stream(records, limit=limit)
-        units: list[Any] | None = None
-        if streamed is None:
-            selection = builder.select(records, limit=limit)
-            units, out_splits, skipped = _assign(selection.units, selection.skipped, carve)
-            del selection
-        else:
-            stream, skipped = streamed
-        del records, grouped  # the units (or the stream) hold what is still needed (see _batches)
+    cpu = time.process_time()
+    n_workers = workers if workers is not None else available_cores()
+    sharded = None
+    if engine != "ray" and n_workers > 1 and start_method() is not None:
+        # where the builder can, the workers read and key the source too: this process only indexes it
+        with timer.phase("read"):
+            sharded = builder.select_sharded(files, limit=limit)
+        if sharded is not None and len(sharded.tasks) < 2:  # a small source: read here, no round trip
+            sharded = None
+    units: list[Any] | None = None
+    carve = effective_resplit
+    if sharded is not None:
+        skipped = sharded.skipped
+    else:
+        with timer.phase("read"):
+            records = builder.read(files)
+        with timer.phase("select"), gc_paused():
+            grouped = (builder.regroup(records, lambda key: resplit_of(key, effective_resplit))
+                       if effective_resplit else None)
+            if grouped is not None:  # the builder carved the output splits itself, before selecting
+                records = grouped
+            carve = None if grouped is not None else effective_resplit
+            # where the builder can, units are selected as the workers ask for batches (streamed)
+            streamed = builder.select_stream(records, limit=limit)
+            if streamed is None:
+                selection = builder.select(records, limit=limit)
+                units, out_splits, skipped = _assign(selection.units, selection.skipped, carve)
+                del selection
+            else:
+                stream, skipped = streamed
+            del records, grouped  # the units (or the stream) hold what is still needed (see _batches)
     adversarial = None
     if units:
         t_refine = time.perf_counter()
@@ -367,7 +383,6 @@ def build(
             timer.add("adversarial", time.perf_counter() - t_refine)
     if units is not None and not units:
         raise _nothing_to_build(skipped, source)
-    n_workers = workers if workers is not None else available_cores()
     feats: dict[str, list[RowFeatures]] = {}
     counts: dict[str, Counter] = {}
     writer: BenchmarkWriter | None = None
@@ -379,7 +394,11 @@ def build(
         encoding = Encoding(metadata)  # the workers encode the row groups; this process appends them
         with _progress(progress) as bar, timer.phase("make_lists"):
             task = bar.add_task("build", total=None if units is None else len(units)) if bar else None
-            if units is None:
+            selected: _Selected | None = None
+            if sharded is not None:
+                selected = _Selected(sharded, skipped, carve)
+                batches = selected.batches()
+            elif units is None:
                 batches = _batches(_assigned(stream, skipped, carve, set()), None, timer)
                 del stream
             else:
@@ -397,6 +416,9 @@ def build(
                 for result, seconds in results:
                     for name, s in seconds.items():
                         timer.add(name, s)
+                    if isinstance(result, SelectionKeys):  # a slice of the source, keyed by a worker
+                        selected.add(result, timer)
+                        continue
                     t_write = time.perf_counter()
                     for split, (rows, f) in result.items():
                         writer.write(split, rows)
@@ -473,6 +495,8 @@ def build(
         return _result_from_manifest(path, read_manifest(path), cached=True)
     result = _result_from_manifest(path, manifest, cached=False)
     result.repaired = repaired
+    # the building process's own CPU seconds (all its threads), the part no worker can take over
+    timer.add("main.cpu", time.process_time() - cpu)
     result.timings = timer.rounded()
     return result
 
@@ -519,6 +543,46 @@ def _assigned(units: Iterable[Any], skipped: Counter, resplit: Sequence[int] | N
             continue
         seen.add(qid)
         yield u, (resplit_of(qid, resplit) if resplit else u.split)
+
+
+class _Selected:
+    """The batches of a sharded selection (:meth:`Builder.select_sharded`): first its tasks, then
+    batches of the units its keys keep, cut as the selected list is (so the same batches, the same
+    bytes), each as soon as the keys before it are in (:data:`.workers.NOT_YET` until then)."""
+
+    def __init__(self, sharded: ShardedSelection, skipped: Counter, carve: Sequence[int] | None) -> None:
+        self.sharded, self.skipped, self.carve = sharded, skipped, carve
+        self.units: list[Any] = []  # kept, not yet in a batch
+        self.splits: list[str] = []
+        self.added = 0
+        self._seen: set[str] = set()
+
+    def add(self, keys: SelectionKeys, timer: PhaseTimer) -> None:
+        """A task's keys, in task order: its units kept (a repeated query id dropped as in :func:`_assigned`)."""
+        t0 = time.perf_counter()
+        with gc_paused():
+            units, splits = self.units, self.splits
+            for u, split in _assigned(self.sharded.add(keys), self.skipped, self.carve, self._seen):
+                units.append(u)
+                splits.append(split)
+        self.added += 1
+        spent = time.perf_counter() - t0
+        timer.add("select", spent)
+        timer.add("make_lists", -spent)
+
+    def batches(self) -> Iterator[Any]:
+        tasks = self.sharded.tasks
+        for t in tasks:
+            yield t, None
+        while True:
+            units, splits = self.units, self.splits
+            while len(units) >= BATCH_QUERIES or (units and self.added == len(tasks)):
+                batch = units[:BATCH_QUERIES], splits[:BATCH_QUERIES]
+                del units[:BATCH_QUERIES], splits[:BATCH_QUERIES]
+                yield batch
+            if self.added == len(tasks):
+                return
+            yield NOT_YET
 
 
 def _streamed_batches(pairs: Iterator[tuple[Any, str]], timer: PhaseTimer | None

@@ -55,6 +55,7 @@ from gradebench.benchmark.rowgroups import encode
 from gradebench.benchmark.summary import query_figures
 from gradebench.benchmark.tables import columns_to_tables
 from gradebench.benchmark.writer import parquet_target, uninterrupted
+from gradebench.datasets.base import SourceRef
 from gradebench.errors import BenchmarkError
 from gradebench.io.gcpause import gc_paused
 from gradebench.stops import stop_point
@@ -66,6 +67,10 @@ if TYPE_CHECKING:
 _POOL_SIGNALS = {signal.SIGINT, signal.SIGTERM}
 
 Batch = tuple[Sequence[Any], Sequence[str]]
+
+#: what a stream of batches gives when its next batch depends on results not yet given to its
+#: caller (a sharded selection's units): the workers that are idle wait for the next result
+NOT_YET: Any = ("not yet", None)
 
 
 #: ``prctl`` option: the signal this process gets when its parent ends (linux/prctl.h)
@@ -222,6 +227,24 @@ def build_batch(builder: Builder, units: Sequence[Any], out_splits: Sequence[str
     return tables, seconds
 
 
+def run_task(builder: Builder, packed: Any, out_splits: Sequence[str] | None,
+             encoding: Encoding | None = None) -> tuple[Any, dict[str, float]]:
+    """A task as a worker gets it: a batch's packed units (:meth:`Builder.pack_units`) and output
+    splits (:func:`build_batch`), or with ``out_splits`` None a task of a sharded selection
+    (:meth:`Builder.select_sharded`), answered with its keys."""
+    t0 = time.perf_counter()
+    if out_splits is None:
+        with gc_paused():
+            keys = builder.selection_keys(packed)
+        return keys, {"workers.select": time.perf_counter() - t0}
+    units = builder.unpack_units(packed)
+    del packed
+    t1 = time.perf_counter()
+    result, seconds = build_batch(builder, units, out_splits, encoding)
+    seconds["workers.read"] = t1 - t0
+    return result, seconds
+
+
 def _make_builder(builder_name: str, recipe_json: str):
     from gradebench.datasets import get_builder
     from gradebench.recipes.loader import recipe_from_json
@@ -263,9 +286,7 @@ def _worker_main(conn: Connection, builder_name: str, recipe_json: str, inherite
         try:
             if failure is not None:
                 raise failure
-            units = builder.unpack_units(packed)
-            del packed
-            answer = (seq, True, build_batch(builder, units, out_splits, encoding))
+            answer = (seq, True, run_task(builder, packed, out_splits, encoding))
         except BaseException as e:  # noqa: BLE001 - handed to the parent, which raises it
             answer = (seq, False, e)
         units = packed = None
@@ -321,16 +342,21 @@ def _pooled(ctx: Any, fork: bool, builder_name: str, recipe_json: str, batches: 
     taken = wanted = 0  # batches taken from `batches`; the seq of the result the caller waits for
     exhausted = finished = False
 
-    def pack_one() -> None:
-        """Pickle the next batch of ``batches`` into ``ready`` (none left: ``exhausted``)."""
+    def pack_one() -> bool:
+        """Pickle the next batch of ``batches`` into ``ready`` (none left: ``exhausted``); False when
+        there was none to pickle (none left, or :data:`NOT_YET`)."""
         nonlocal taken, exhausted
         batch = None if exhausted else next(batches, None)
         if batch is None:
             exhausted = True
-            return
+            return False
+        if batch is NOT_YET:
+            return False
         units, splits = batch
-        ready.append((taken, pickle.dumps((packer.pack_units(units), splits), protocol=pickle.HIGHEST_PROTOCOL)))
+        packed = units if splits is None else packer.pack_units(units)  # a selection task goes as it is
+        ready.append((taken, pickle.dumps((packed, splits), protocol=pickle.HIGHEST_PROTOCOL)))
         taken += 1
+        return True
 
     def feed(i: int) -> None:
         """Hand worker ``i`` (idle, so reading its pipe) the next batch, unless it is too far ahead."""
@@ -374,11 +400,15 @@ def _pooled(ctx: Any, fork: bool, builder_name: str, recipe_json: str, batches: 
                     if i not in busy:
                         feed(i)
                 yield result
+                for i in range(workers):  # a batch that waited on this result (NOT_YET) may be ready now
+                    if i not in busy:
+                        feed(i)
                 continue
             waiting = [conns[i] for i in busy]
             while (not exhausted and (ahead is None or len(ready) < ahead)
                    and not mp_connection.wait(waiting, timeout=0)):
-                pack_one()  # while every busy worker is still working
+                if not pack_one():  # while every busy worker is still working
+                    break
             for conn in mp_connection.wait(waiting):
                 i = conns.index(conn)
                 try:
@@ -392,6 +422,8 @@ def _pooled(ctx: Any, fork: bool, builder_name: str, recipe_json: str, batches: 
                 if not ok:
                     raise value
                 done[seq] = value
+        if not exhausted and (pack_one() or not exhausted):  # every result given: nothing may wait
+            raise RuntimeError("a stream of batches waited on results it had been given")
         finished = True
     finally:
         with uninterrupted():  # a second Ctrl-C cannot leave workers behind
@@ -436,8 +468,14 @@ def run_batches(
     batches = itertools.chain([first] if second is None else [first, second], batches)
     if workers <= 1 or second is None:
         builder = _make_builder(builder_name, recipe_json)
-        for units, splits in batches:
-            yield build_batch(builder, units, splits, encoding)
+        for batch in batches:
+            if batch is NOT_YET:  # never here, where each result is given before the next batch is asked for
+                raise RuntimeError("a batch waits on results not yet given")
+            units, splits = batch
+            if splits is None or (units and isinstance(units[0], SourceRef)):
+                yield run_task(builder, units if splits is None else builder.pack_units(units), splits, encoding)
+            else:
+                yield build_batch(builder, units, splits, encoding)
         return
     method = start_method()
     if method is None:

@@ -196,6 +196,38 @@ class Selection:
     skipped: Counter = field(default_factory=Counter)
 
 
+class SourceRef:
+    """A unit that stands for records still in the source files (a row and its query id): the
+    builder's :meth:`~Builder.pack_units` turns a batch of them into what a worker reads the
+    records with, and :meth:`~Builder.unpack_units` there into the units themselves."""
+
+    __slots__ = ()
+
+
+class ShardedSelection(ABC):
+    """A selection whose source is read and keyed in the worker processes (:meth:`Builder.select_sharded`).
+
+    The building process only indexes the source; ``tasks`` (picklable, small, in source order)
+    each name a slice of it, whose rows a worker reads and turns into selection keys
+    (:meth:`Builder.selection_keys`); :meth:`add` takes those keys back, in task order, and makes
+    the decisions that need every row before (repeated rows and ids), giving the units kept.
+    """
+
+    tasks: list[Any]
+    skipped: Counter
+
+    @abstractmethod
+    def add(self, keys: Any) -> list[Any]:
+        """The units the next task's keys keep, in order (each with ``query_id`` and ``split``)."""
+
+
+@dataclass(frozen=True)
+class SelectionKeys:
+    """A worker's answer to a task of a :class:`ShardedSelection`: the keys of its rows."""
+
+    keys: Any
+
+
 class Builder(ABC):
     """Base class of every builder; one instance per build, made from the resolved recipe."""
 
@@ -250,6 +282,20 @@ class Builder(ABC):
         records are freed as their batches are built.
         """
         return None
+
+    def select_sharded(self, files: Sequence[InputFile], *, limit: int | None) -> ShardedSelection | None:
+        """:meth:`select_stream`'s units with the source read in the workers, not here; ``None`` (the
+        default) where the builder cannot. The engine uses it with two or more worker processes.
+
+        A builder returns one only where it gives exactly :meth:`select_stream`'s units and counts
+        (the same files, then), raises the same errors for a bad source as :meth:`read` in the
+        same order, and where :meth:`regroup` and :meth:`refine` have nothing to do.
+        """
+        return None
+
+    def selection_keys(self, task: Any) -> SelectionKeys:
+        """A task of :meth:`select_sharded`: its rows read and keyed (runs in a worker)."""
+        raise NotImplementedError(f"{type(self).__name__} has no sharded selection")
 
     def regroup(
         self, records: Mapping[str, Sequence[Any]], split_of: Callable[[str], str]

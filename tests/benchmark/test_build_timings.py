@@ -8,7 +8,7 @@ from gradebench.benchmark.engine import build
 from tests.conftest import run_cli
 
 PHASES = {"read", "select", "make_lists", "write", "stats", "digests", "validation", "finish",
-          "workers.make_lists", "workers.tables", "workers.stats", "workers.encode"}
+          "workers.make_lists", "workers.tables", "workers.stats", "workers.encode", "main.cpu"}
 
 
 def test_result_carries_phase_timings(tmp_path):

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 from gradebench.datasets import register_builder
 from gradebench.datasets.esnli.detect import (
@@ -19,7 +20,7 @@ from gradebench.datasets.esnli.detect import (
     preprocessed_splits_in,
 )
 from gradebench.datasets.records import InputFile, NLIExample
-from gradebench.datasets.tiers.builder import TieredNLIBuilder
+from gradebench.datasets.tiers.builder import SourcePart, TieredNLIBuilder
 
 
 @register_builder
@@ -58,3 +59,28 @@ class ESNLIBuilder(TieredNLIBuilder):
                 by_split.setdefault(f.split, []).append(f.path)
             return parse_esnli_csv(by_split)
         return parse_esnli_preprocessed(Path(files[0].path).parent)
+
+    def source_parts(self, files: Sequence[InputFile], *, limit: int | None) -> list[SourcePart] | None:
+        """The preprocessed release's splits, indexed by line (the CSV release is not read in slices:
+        a quoted field may hold a newline)."""
+        if self.source_format(files) == FORMAT_CSV:
+            return None
+        from gradebench.datasets.esnli.reader import index_esnli_preprocessed
+
+        return [_Part(p) for p in index_esnli_preprocessed(Path(files[0].path).parent, limit=limit)]
+
+    def read_part(self, key: tuple[str, str], s: Any) -> list[NLIExample]:
+        from gradebench.datasets.esnli.reader import read_esnli_slice
+
+        split, suffix = key
+        return read_esnli_slice(split, suffix, s)
+
+
+class _Part(SourcePart):
+    """A split of the preprocessed release, indexed (key: its split and file suffix)."""
+
+    def __init__(self, indexed: Any) -> None:
+        self.split, self.n, self.key, self._indexed = indexed.split, indexed.n, (indexed.split, indexed.suffix), indexed
+
+    def slice(self, a: int, b: int) -> Any:
+        return self._indexed.slice(a, b)

@@ -24,7 +24,8 @@ download), which must be errors here.
 from __future__ import annotations
 
 import csv
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from dataclasses import fields as dataclass_fields
 from itertools import repeat
 from pathlib import Path
@@ -40,6 +41,7 @@ from gradebench.datasets.records import SPLITS, NLIExample, SourceData, SourceFi
 from gradebench.errors import InvalidArgumentError, SourceFormatError, SourceNotFoundError
 from gradebench.hashing import sha256_file
 from gradebench.io.gcpause import gc_paused
+from gradebench.io.lineindex import LineSlice, LineStarts, index_lines, read_slice
 from gradebench.io.textio import BOM, HEAD_BYTES, check_head, decode_utf8, open_binary, read_bytes, split_lines
 
 __all__ = [
@@ -331,6 +333,46 @@ def parse_esnli_preprocessed(folder: str | Path) -> dict[str, list[NLIExample]]:
 
 def _parse_preprocessed(root: Path) -> tuple[dict[str, list[NLIExample]], list[Path]]:
     """The examples per split and the files read, in reading order."""
+    examples: dict[str, list[NLIExample]] = {}
+    read: list[Path] = []
+    for suffix, split, stems in _preprocessed_layout(root):
+        columns: list[list[str]] = []
+        for stem in stems:
+            path = root / f"{stem}.{suffix}"
+            lines = _read_lines(path)
+            if columns:
+                _check_aligned(path, len(lines), f"s1.{suffix}", len(columns[0]))
+            columns.append(lines)
+            read.append(path)
+        s1, s2, labels, *expl = columns
+        with gc_paused():
+            # a premise comes with each of its hypotheses, a label with every pair: one string each
+            examples[split] = _examples(split, f"s1.{suffix}:", 0, _shared(s1), s2, _shared(labels), expl)
+    return examples, read
+
+
+def _examples(split: str, prefix: str, first: int, s1: list[str], s2: list[str], labels: list[str],
+              expl: list[list[str]]) -> list[NLIExample]:
+    """The examples of lines ``first``, ``first + 1``, ... of a split's files (stripped lines)."""
+    n = len(s1)
+    ids = [prefix + str(i) for i in range(first + 1, first + n + 1)]
+    return list(map(_new_example, repeat(split, n), range(first, first + n), ids, s1, s2, labels,
+                    zip(*expl, strict=True)))
+
+
+def _check_aligned(path: Path, n: int, ref_name: str, n_ref: int) -> None:
+    if n != n_ref:
+        raise SourceFormatError(
+            f"{path.name} has {n} lines but {ref_name} has {n_ref}; the files of a split must be line-aligned",
+            path=path,
+            line=min(n, n_ref) + 1,
+            hint=f"re-copy both {path.name} and {ref_name} from the same release",
+        )
+
+
+def _preprocessed_layout(root: Path) -> Iterator[tuple[str, str, list[str]]]:
+    """``(suffix, split, file stems)`` of each split present, checked one split at a time (a reader
+    reads a split's files before the next split's layout is checked)."""
     if not root.is_dir():
         if root.exists():
             raise SourceFormatError(
@@ -345,10 +387,7 @@ def _parse_preprocessed(root: Path) -> tuple[dict[str, list[NLIExample]], list[P
             path=root,
             hint="pass the folder that holds them (dataset/eSNLI in the e-SNLI repository)",
         )
-    examples: dict[str, list[NLIExample]] = {}
-    read: list[Path] = []
     for suffix in suffixes:
-        split = SOURCE_SPLITS[suffix]
         stems = ["s1", "s2", "labels", "preproc1_expl_1"]
         for k in (2, 3):
             if (root / f"preproc1_expl_{k}.{suffix}").is_file():
@@ -366,33 +405,48 @@ def _parse_preprocessed(root: Path) -> tuple[dict[str, list[NLIExample]], list[P
                     path=root / f"{stem}.{suffix}",
                     hint="copy the complete split from dataset/eSNLI of the e-SNLI repository",
                 )
-        columns: list[list[str]] = []
-        ref_name = f"s1.{suffix}"
+        yield suffix, SOURCE_SPLITS[suffix], stems
+
+
+# --------------------------------------------------------------------------- the preprocessed release in slices
+
+
+@dataclass(frozen=True)
+class PreprocessedSplit:
+    """One split of the preprocessed release, indexed (:func:`index_esnli_preprocessed`)."""
+
+    split: str
+    suffix: str
+    files: tuple[LineStarts, ...]  # s1, s2, labels, then the explanation files
+    n: int  # its lines, or the first ``limit`` of them
+
+    def slice(self, a: int, b: int) -> LineSlice:
+        """Lines ``a`` to ``b - 1`` of every file of the split."""
+        return LineSlice.of(self.files, a, b)
+
+
+def index_esnli_preprocessed(folder: str | Path, *, limit: int | None = None) -> list[PreprocessedSplit]:
+    """Check the preprocessed release as :func:`parse_esnli_preprocessed` does (the same errors, in the
+    same order) and index its lines instead of parsing them; ``limit``: the first lines of each split."""
+    root = Path(folder)
+    out = []
+    for suffix, split, stems in _preprocessed_layout(root):
+        files: list[LineStarts] = []
         for stem in stems:
-            name = f"{stem}.{suffix}"
-            path = root / name
-            lines = _read_lines(path)
-            if columns and len(lines) != len(columns[0]):
-                n_ref, n = len(columns[0]), len(lines)
-                raise SourceFormatError(
-                    f"{name} has {n} lines but {ref_name} has {n_ref}; the files of a split must be line-aligned",
-                    path=path,
-                    line=min(n, n_ref) + 1,
-                    hint=f"re-copy both {name} and {ref_name} from the same release",
-                )
-            columns.append(lines)
-            read.append(path)
-        s1, s2, labels, *expl = columns
-        n = len(s1)
-        prefix = f"{ref_name}:"
-        with gc_paused():
-            # a premise comes with each of its hypotheses, a label with every pair: one string each
-            s1, labels = _shared(s1), _shared(labels)
-            ids = [prefix + str(i) for i in range(1, n + 1)]
-            examples[split] = list(
-                map(_new_example, repeat(split, n), range(n), ids, s1, s2, labels, zip(*expl, strict=True))
-            )
-    return examples, read
+            path = root / f"{stem}.{suffix}"
+            index = index_lines(path, "an e-SNLI line file", hint=_UTF8_HINT)
+            if files:
+                _check_aligned(path, index.n_lines, f"s1.{suffix}", files[0].n_lines)
+            files.append(index)
+        n = files[0].n_lines
+        out.append(PreprocessedSplit(split, suffix, tuple(files), n if limit is None else min(n, limit)))
+    return out
+
+
+def read_esnli_slice(split: str, suffix: str, s: LineSlice) -> list[NLIExample]:
+    """The examples of a slice of a split's files: equal to those :func:`parse_esnli_preprocessed` reads there."""
+    s1, s2, labels, *expl = (list(map(str.strip, lines)) for lines in read_slice(s, hint=_UTF8_HINT))
+    return _examples(split, f"s1.{suffix}:", s.first, s1, s2, labels, expl)
 
 
 # --------------------------------------------------------------------------- entry point

@@ -14,10 +14,19 @@ from typing import Any, ClassVar
 
 import pyarrow as pa
 
-from gradebench.datasets.base import Builder, Column, GradedColumns, GradedList, Selection
-from gradebench.datasets.records import NLIExample
+from gradebench.datasets.base import (
+    Builder,
+    Column,
+    GradedColumns,
+    GradedList,
+    Selection,
+    SelectionKeys,
+    ShardedSelection,
+    SourceRef,
+)
+from gradebench.datasets.records import InputFile, NLIExample
 from gradebench.datasets.tiers.candidates import CandidateBuilder, Query
-from gradebench.datasets.tiers.select import select, stream
+from gradebench.datasets.tiers.select import KeyedStream, RowKeys, row_keys, select, stream, streams
 from gradebench.datasets.tiers.spec import TieredSection
 
 #: the columns every tiered NLI benchmark carries after the core ones (schema v1 order)
@@ -52,9 +61,34 @@ class TieredNLIBuilder(Builder):
     ) -> tuple[Iterator[Query], Counter] | None:
         """The queries one at a time where no tier borrows or flips and there is no adversarial step
         (:func:`.select.stream`); a subclass with its own :meth:`select` does not stream."""
-        if type(self).select is not TieredNLIBuilder.select or self.recipe.adversarial is not None:
+        if not self._streams():
             return None
         return stream(self.recipe, records, limit=limit, consume=True)
+
+    def _streams(self) -> bool:
+        return type(self).select is TieredNLIBuilder.select and self.recipe.adversarial is None
+
+    def select_sharded(self, files: Sequence[InputFile], *, limit: int | None) -> ShardedSelection | None:
+        """:meth:`select_stream` with the rows read in the workers, where the builder can read its
+        files by slices (:meth:`source_parts`) and the stream applies, with no resplit by premise."""
+        if not self._streams() or self.recipe.resplit_by == "premise" or not streams(self.recipe):
+            return None
+        parts = self.source_parts(files, limit=limit)
+        return None if parts is None else _ShardedTiers(parts)
+
+    def source_parts(self, files: Sequence[InputFile], *, limit: int | None) -> list[SourcePart] | None:
+        """The source's splits as :class:`SourcePart` s, checked as :meth:`read` would and indexed (not
+        parsed); ``limit``: the first rows of each split. ``None`` (the default): not readable in slices."""
+        return None
+
+    def read_part(self, key: Any, s: Any) -> list[NLIExample]:
+        """The examples of slice ``s`` of the part whose :attr:`SourcePart.key` is ``key`` (in a worker):
+        equal to those :meth:`read` gives at those rows."""
+        raise NotImplementedError(f"{type(self).__name__} does not read its source in slices")
+
+    def selection_keys(self, task: Any) -> SelectionKeys:
+        key, s = task
+        return SelectionKeys(row_keys(self.recipe, self.read_part(key, s)))
 
     def regroup(
         self, records: Mapping[str, Sequence[NLIExample]], split_of: Callable[[str], str]
@@ -91,6 +125,8 @@ class TieredNLIBuilder(Builder):
         """
         import dataclasses
 
+        if units and type(units[0]) is RowRef:
+            return _slices_of(units)
         if not all(type(q) is Query for q in units):
             return list(units)
         kinds = {type(q.example) for q in units}
@@ -105,6 +141,9 @@ class TieredNLIBuilder(Builder):
     def unpack_units(self, packed: Any) -> list[Query]:
         if isinstance(packed, list):
             return packed
+        if isinstance(packed, _Slices):
+            return [Query(ex, qid, ex.split, {}) for key, s, rows, qids in packed.groups
+                    for ex, qid in zip(map(self.read_part(key, s).__getitem__, rows), qids)]
         kind, fields, query_ids, splits, borrowed = packed
         return [Query(kind(*values), *rest) for values, rest in
                 zip(zip(*fields), zip(query_ids, splits, borrowed))]
@@ -186,3 +225,76 @@ class TieredNLIBuilder(Builder):
 def _columns(rows: list[tuple]) -> list[list]:
     """CandidateBuilder rows (10 fields each) as 10 columns."""
     return [list(c) for c in zip(*rows)] if rows else [[] for _ in range(10)]
+
+
+class SourcePart:
+    """One split of a source that a builder reads in slices (:meth:`TieredNLIBuilder.source_parts`):
+    ``key`` (small, picklable) tells the builder's :meth:`~TieredNLIBuilder.read_part` which part
+    a slice is of; :meth:`slice` names rows ``a`` to ``b - 1`` (a small picklable value too)."""
+
+    split: str
+    n: int  # its rows (the first ``limit`` of them)
+    key: Any
+
+    def slice(self, a: int, b: int) -> Any:
+        raise NotImplementedError
+
+
+#: rows a selection task of a sharded selection keys (fixed: the decisions do not depend on it)
+SLICE_ROWS = 8192
+
+
+class RowRef(SourceRef):
+    """A selected row still in its source file: its part, row and query id."""
+
+    __slots__ = ("part", "row", "query_id", "split")
+
+    def __init__(self, part: SourcePart, row: int, query_id: str) -> None:
+        self.part, self.row, self.query_id, self.split = part, row, query_id, part.split
+
+
+class _Slices:
+    """A batch of :class:`RowRef` as a worker reads it: ``(part key, slice, rows in the slice, query ids)``
+    per run of rows of one part."""
+
+    __slots__ = ("groups",)
+
+    def __init__(self, groups: list[tuple[Any, Any, list[int], list[str]]]) -> None:
+        self.groups = groups
+
+
+def _slices_of(refs: Sequence[RowRef]) -> _Slices:
+    """The rows of ``refs`` (in order) as slices of their parts, from each run's first row to its last."""
+    groups = []
+    i, n = 0, len(refs)
+    while i < n:
+        part = refs[i].part
+        j = i
+        while j < n and refs[j].part is part:
+            j += 1
+        a, b = refs[i].row, refs[j - 1].row + 1
+        groups.append((part.key, part.slice(a, b), [r.row - a for r in refs[i:j]], [r.query_id for r in refs[i:j]]))
+        i = j
+    return _Slices(groups)
+
+
+class _ShardedTiers(ShardedSelection):
+    """:func:`.select.stream` over parts read in slices: one task per :data:`SLICE_ROWS` rows."""
+
+    def __init__(self, parts: list[SourcePart]) -> None:
+        self.skipped = Counter()
+        self._keyed = KeyedStream(self.skipped)
+        self._of: list[tuple[SourcePart, int]] = []
+        self.tasks = []
+        for part in sorted(parts, key=lambda p: p.split):  # the stream's split order
+            for a in range(0, part.n, SLICE_ROWS):
+                b = min(part.n, a + SLICE_ROWS)
+                self.tasks.append((part.key, part.slice(a, b)))
+                self._of.append((part, a))
+        self._next = 0
+
+    def add(self, keys: SelectionKeys) -> list[RowRef]:
+        part, first = self._of[self._next]
+        self._next += 1
+        found: RowKeys = keys.keys
+        return [RowRef(part, row, qid) for row, qid in self._keyed.kept(part.split, first, found)]

@@ -206,10 +206,15 @@ def stream(
     reads the records once) each list slot read is cleared and an example is freed as soon as
     its batch is built.
     """
-    if any(t.candidates in _NEEDS_SPLIT for t in recipe.tiers):
+    if not streams(recipe):
         return None
     skipped: Counter = Counter()
     return _stream(recipe, examples, limit, skipped, consume), skipped
+
+
+def streams(recipe: TieredSection) -> bool:
+    """Whether :func:`stream` applies: no tier borrows from the rest of its split or flips negations."""
+    return not any(t.candidates in _NEEDS_SPLIT for t in recipe.tiers)
 
 
 #: tier kinds whose candidates depend on other examples of the split (chosen after all are seen)
@@ -243,10 +248,8 @@ def _stream(recipe: TieredSection, examples: Mapping[str, Iterable[NLIExample]],
             skipped: Counter, consume: bool) -> Iterator[Query]:
     labels = frozenset(recipe.labels)
     needed = _own_explanations(recipe)
-    texts_of: dict[str, bytes] = {}  # the texts of the first kept row of each source id
-    seen: set[str] = set()
+    decide = _Decisions()
     for split in sorted(examples):
-        seen_rows: set[bytes] = set()
         rows = examples[split]
         clear = consume and isinstance(rows, list)
         for n, ex in enumerate(rows):
@@ -256,23 +259,127 @@ def _stream(recipe: TieredSection, examples: Mapping[str, Iterable[NLIExample]],
                 rows[n] = None
             reason = _skip_reason(ex, labels, needed)
             if reason is None:
-                texts, row_key = _digests(ex)
-                first = texts_of.setdefault(ex.source_id, texts)  # a repeated row counts as its id's first too
-                if row_key in seen_rows:
-                    reason = "duplicate_row"
-                elif first != texts:
-                    reason = "conflicting_source_id"
-                else:
-                    seen_rows.add(row_key)
+                reason = decide.row(split, ex.source_id, *_digests(ex))
             if reason:
                 skipped[reason] += 1
                 continue
             qid = query_id(ex)
+            if not decide.query(qid):
+                skipped["duplicate_query"] += 1
+                continue
+            yield Query(ex, qid, split, {})
+
+
+class _Decisions:
+    """What :func:`stream` decides from the rows before: a repeated row (within its split, from the
+    rows' digests), a source id taken by other texts (across splits) and a repeated query id. The
+    examples come split by split, in :func:`stream`'s order; only digests and ids are kept."""
+
+    __slots__ = ("texts_of", "seen", "seen_rows", "split")
+
+    def __init__(self) -> None:
+        self.texts_of: dict[str, bytes] = {}  # the texts of the first kept row of each source id
+        self.seen: set[str] = set()
+        self.seen_rows: set[bytes] = set()
+        self.split: str | None = None
+
+    def row(self, split: str, source_id: str, texts: bytes, row_key: bytes) -> str | None:
+        """Why a row that passed the skip reasons is dropped, or None."""
+        if split != self.split:
+            self.split, self.seen_rows = split, set()
+        first = self.texts_of.setdefault(source_id, texts)  # a repeated row counts as its id's first too
+        if row_key in self.seen_rows:
+            return "duplicate_row"
+        if first != texts:
+            return "conflicting_source_id"
+        self.seen_rows.add(row_key)
+        return None
+
+    def query(self, qid: str) -> bool:
+        """Whether query id ``qid`` is new (it is taken now)."""
+        if qid in self.seen:
+            return False
+        self.seen.add(qid)
+        return True
+
+
+@dataclass(frozen=True)
+class RowKeys:
+    """What :func:`stream` decides rows by, found where they are read (:func:`row_keys`), compact
+    to send: per row its skip reason or None; for the others 16 bytes each of its source id's
+    digest, its texts' and its row's (:func:`_digests`), and its 16-character query id, concatenated."""
+
+    reasons: list[str | None]
+    source_ids: bytes
+    texts: bytes
+    rows: bytes
+    query_ids: str
+
+
+def row_keys(recipe: TieredSection, examples: Iterable[NLIExample]) -> RowKeys:
+    """The :class:`RowKeys` of ``examples``: the part of :func:`stream`'s decisions a worker can make alone."""
+    labels = frozenset(recipe.labels)
+    needed = _own_explanations(recipe)
+    reasons: list[str | None] = []
+    sids, texts, rows, qids = [], [], [], []
+    for ex in examples:
+        reason = _skip_reason(ex, labels, needed)
+        reasons.append(reason)
+        if reason is None:
+            t, r = _digests(ex)
+            sids.append(blake2b(_joined((ex.source_id,)), digest_size=16).digest())
+            texts.append(t)
+            rows.append(r)
+            qids.append(query_id(ex))
+    return RowKeys(reasons, b"".join(sids), b"".join(texts), b"".join(rows), "".join(qids))
+
+
+class KeyedStream:
+    """:func:`stream`'s decisions from :func:`row_keys` found elsewhere, the keys of each split's rows
+    given in order (rows of the first ``limit`` of each split, splits in sorted order).
+
+    The same decisions as :class:`_Decisions`, with a source id known by its 16-byte digest (two
+    ids with one digest, a chance of about 2**-128 a pair, would count as one).
+    """
+
+    def __init__(self, skipped: Counter) -> None:
+        self.skipped = skipped
+        self._texts_of: dict[bytes, bytes] = {}
+        self._seen: set[str] = set()
+        self._seen_rows: set[bytes] = set()
+        self._split: str | None = None
+
+    def kept(self, split: str, first_row: int, keys: RowKeys) -> list[tuple[int, str]]:
+        """``(row, query id)`` of each row of ``keys`` (rows ``first_row``, ``first_row + 1``, ...) kept."""
+        if split != self._split:
+            self._split, self._seen_rows = split, set()
+        skipped, texts_of, seen, seen_rows = self.skipped, self._texts_of, self._seen, self._seen_rows
+        sids, texts, rows, qids = keys.source_ids, keys.texts, keys.rows, keys.query_ids
+        out = []
+        j = 0  # the row's place among those without a skip reason
+        for row, reason in enumerate(keys.reasons, first_row):
+            if reason is not None:
+                skipped[reason] += 1
+                continue
+            a, b = 16 * j, 16 * j + 16
+            j += 1
+            own = texts[a:b]
+            row_key = rows[a:b]
+            first = texts_of.setdefault(sids[a:b], own)  # as _Decisions.row
+            if row_key in seen_rows:
+                skipped["duplicate_row"] += 1
+                continue
+            if first != own:
+                skipped["conflicting_source_id"] += 1
+                continue
+            seen_rows.add(row_key)
+            qid = qids[a:b]
             if qid in seen:
                 skipped["duplicate_query"] += 1
                 continue
             seen.add(qid)
-            yield Query(ex, qid, split, {})
+            out.append((row, qid))
+        return out
 
 
 def _flips(rows: list[NLIExample], tier: TierSpec, ns: str) -> dict[int, str]:

@@ -1,0 +1,212 @@
+"""The source read and keyed in the workers (issue 29, item 2): the building process only indexes the
+e-SNLI line files; workers read slices of them, key the rows, and read the kept rows again to build.
+The same lines, examples, decisions, errors, files and fingerprint as reading here."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import random
+from pathlib import Path
+
+import pytest
+
+from gradebench.benchmark import engine as pipeline
+from gradebench.datasets.esnli import reader
+from gradebench.datasets.tiers import builder as tiers_builder
+from gradebench.datasets.tiers import select as tiers_select
+from gradebench.errors import SourceFormatError, SourceNotFoundError
+from gradebench.experiments.build import build
+from gradebench.io.lineindex import LineSlice, index_lines, read_slice
+from gradebench.io.textio import decode_utf8, split_lines
+from gradebench.recipes import load_recipe
+from tests.benchmark.test_streamed_select import _same_texts_other_explanations, _tricky
+from tests.conftest import shared_data
+
+TEXTS = [
+    b"",
+    b"\n",
+    b"\n\n",
+    b"one",
+    b"one\n",
+    b"one\ntwo",
+    b"one\n\ntwo\n",
+    b"\xef\xbb\xbfbom first\nsecond\n",
+    b"\xef\xbb\xbf",
+    b"crlf\r\nlines\r\n",
+    b"lone\rreturn\nand \xe2\x80\xa8 a line separator\xc2\x85\n",
+    "unicode caf\u00e9 \u4e2d\u6587\nemoji \U0001f600\n  padded  \n".encode(),
+]
+
+
+@pytest.mark.parametrize("data", TEXTS)
+def test_a_slice_reads_the_lines_splitting_the_whole_text_gives(tmp_path, data):
+    path = tmp_path / "f.txt"
+    path.write_bytes(data)
+    want = split_lines(decode_utf8(path, data))
+    index = index_lines(path, "a text file")
+    assert index.n_lines == len(want)
+    for a, b in itertools.combinations_with_replacement(range(len(want) + 1), 2):
+        assert read_slice(LineSlice.of([index], a, b)) == [want[a:b]]
+
+
+def test_a_file_changed_after_indexing_is_an_error(tmp_path):
+    path = tmp_path / "f.txt"
+    path.write_bytes(b"one\ntwo\nthree\n")
+    s = LineSlice.of([index_lines(path, "a text file")], 1, 3)
+    path.write_bytes(b"one\ntwo three\n")
+    with pytest.raises(SourceFormatError, match="changed while it was read"):
+        read_slice(s)
+
+
+def _write_split(folder: Path, suffix: str, rows: list[tuple[str, ...]], *, bom: bool = False) -> None:
+    """Line files of one split: rows of (premise, hypothesis, label, expl 1, expl 2, expl 3)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    for k, stem in enumerate(["s1", "s2", "labels", "preproc1_expl_1", "preproc1_expl_2", "preproc1_expl_3"]):
+        text = "\n".join(r[k] for r in rows) + "\n"
+        (folder / f"{stem}.{suffix}").write_bytes((b"\xef\xbb\xbf" if bom and k == 0 else b"") + text.encode())
+
+
+def _rows(rng: random.Random, n: int) -> list[tuple[str, ...]]:
+    """Pairs with repeated rows, skip reasons, padding and unicode, as the line files hold them."""
+    premises = ["A man runs .", "Two kids play in the park .", "  A woman sings \u00e9 .  ", "A dog barks ."]
+    hyps = ["Someone moves .", "Nobody plays .", "A person is outside .", "caf\u00e9 \u4e2d", " "]
+    labels = ["entailment", "neutral", "contradiction", "-", "maybe"]
+    out = []
+    for i in range(n):
+        if out and rng.random() < 0.15:
+            out.append(out[rng.randrange(len(out))])  # a repeated row (another line, another source id)
+            continue
+        expl = rng.choice(["because it says so", "", "the man runs", " so \u4e2d "])
+        out.append((rng.choice(premises), f"{rng.choice(hyps)} {i % 7}", rng.choice(labels), expl,
+                    "second", "third"))
+    return out
+
+
+@pytest.fixture
+def source(tmp_path) -> Path:
+    rng = random.Random(29)
+    folder = tmp_path / "src"
+    _write_split(folder, "dev", _rows(rng, 230), bom=True)
+    _write_split(folder, "test", _rows(rng, 170))
+    return folder
+
+
+@pytest.mark.parametrize("limit", [None, 1, 57, 1000])
+def test_the_slices_read_the_examples_the_whole_files_give(source, limit):
+    parsed = reader.parse_esnli_preprocessed(source)
+    for part in reader.index_esnli_preprocessed(source, limit=limit):
+        want = parsed[part.split][:limit]
+        assert part.n == len(want)
+        got = [ex for a in range(0, part.n, 23)
+               for ex in reader.read_esnli_slice(part.split, part.suffix, part.slice(a, min(part.n, a + 23)))]
+        assert got == want
+
+
+def test_the_slices_read_the_real_dev_split():
+    folder = shared_data("esnli", "eSNLI")
+    want = reader.parse_esnli_preprocessed(folder)["validation"]
+    (part,) = reader.index_esnli_preprocessed(folder)
+    got = [ex for a in range(0, part.n, 4096)
+           for ex in reader.read_esnli_slice(part.split, part.suffix, part.slice(a, min(part.n, a + 4096)))]
+    assert got == want
+
+
+def _error(fn, folder):
+    try:
+        fn(folder)
+    except (SourceFormatError, SourceNotFoundError) as e:
+        return type(e), str(e), getattr(e, "hint", None)
+    return None
+
+
+BREAKAGES = {
+    "misaligned": lambda f: (f / "s2.test").write_text("one line\n"),
+    "missing": lambda f: (f / "labels.dev").unlink(),
+    "third without second": lambda f: (f / "preproc1_expl_2.test").unlink(),
+    "not utf-8": lambda f: (f / "s2.dev").write_bytes(b"fine\n" * 5 + b"caf\xe9\n" + b"x\n" * 224),
+    "binary": lambda f: (f / "labels.test").write_bytes(b"entailment\n\0\n"),
+    "gzip": lambda f: (f / "s1.test").write_bytes(b"\x1f\x8b" + b"\n" * 169),
+    "two broken": lambda f: ((f / "s2.test").write_bytes(b"\xff\n" * 170), (f / "s1.dev").write_text("x\n")),
+}
+
+
+@pytest.mark.parametrize("broken", sorted(BREAKAGES))
+def test_a_bad_source_gives_the_error_reading_it_whole_gives(source, broken):
+    BREAKAGES[broken](source)
+    want = _error(reader.parse_esnli_preprocessed, source)
+    assert want is not None
+    assert _error(reader.index_esnli_preprocessed, source) == want
+    assert _error(reader.parse_esnli_preprocessed, source / "nowhere") == _error(
+        reader.index_esnli_preprocessed, source / "nowhere")
+
+
+@pytest.mark.parametrize("cut", [1, 2, 3, 5, 100])
+@pytest.mark.parametrize("examples", [_tricky, _same_texts_other_explanations])
+def test_keys_found_slice_by_slice_give_the_streams_decisions(examples, cut):
+    recipe = load_recipe("esnli")
+    queries, want_skipped = tiers_select.stream(recipe, examples(), limit=None)
+    want = [(q.split, q.example.row, q.query_id) for q in queries]
+    skipped = type(want_skipped)()
+    keyed = tiers_select.KeyedStream(skipped)
+    got = []
+    for split, rows in sorted(examples().items()):
+        for a in range(0, len(rows), cut):
+            keys = tiers_select.row_keys(recipe, rows[a:a + cut])
+            got += [(split, row, qid) for row, qid in keyed.kept(split, a, keys)]
+    assert got == want and skipped == want_skipped
+
+
+def _files(folder: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+@pytest.mark.parametrize(("limit", "resplit"), [(None, None), (120, None), (None, "60/20/20")])
+def test_a_build_that_reads_in_the_workers_writes_the_same_benchmark(source, tmp_path, monkeypatch, limit, resplit):
+    monkeypatch.setattr(pipeline, "BATCH_QUERIES", 16)  # several batches, each over several slices
+    monkeypatch.setattr(tiers_builder, "SLICE_ROWS", 7)
+    calls = []
+    select_sharded = tiers_builder.TieredNLIBuilder.select_sharded
+
+    def spy(self, *args, **kwargs):
+        got = select_sharded(self, *args, **kwargs)
+        calls.append(got is not None)
+        return got
+
+    monkeypatch.setattr(tiers_builder.TieredNLIBuilder, "select_sharded", spy)
+    kw = {"source": source, "validity": False, "limit": limit, "resplit": resplit}
+    here = build("esnli", out=tmp_path / "one", workers=1, **kw)
+    there = build("esnli", out=tmp_path / "two", workers=2, **kw)
+    assert calls == [True]  # one worker reads here; two read in the workers
+    assert "workers.select" in there.timings and "workers.select" not in here.timings
+    assert there.fingerprint == here.fingerprint
+    assert _files(Path(there.path)) == _files(Path(here.path))
+    manifest = json.loads((Path(there.path) / "manifest.json").read_text())
+    assert manifest["skipped"] == json.loads((Path(here.path) / "manifest.json").read_text())["skipped"]
+    assert {"duplicate_row", "no_gold_label", "unknown_label", "empty_explanation"} <= set(manifest["skipped"])
+
+
+def test_a_source_of_one_slice_is_read_here(source, tmp_path, monkeypatch):
+    """A source smaller than two slices is read by the building process (no round trip for it)."""
+    for f in source.glob("*.test"):
+        f.unlink()
+    monkeypatch.setattr(tiers_builder, "SLICE_ROWS", 230)
+    result = build("esnli", source=source, out=tmp_path / "out", workers=2, validity=False)
+    assert "workers.select" not in result.timings
+
+
+def test_the_csv_release_and_borrowing_recipes_are_read_here(source, tmp_path):
+    recipe = load_recipe("esnli")
+    b = tiers_builder.TieredNLIBuilder.__subclasses__()
+    assert b  # the e-SNLI builder among them
+    from gradebench.datasets import get_builder
+
+    esnli = get_builder("esnli")
+    files = esnli(recipe).locate(source)
+    assert esnli(recipe).select_sharded(files, limit=None) is not None
+    assert esnli(load_recipe("esnli-human")).select_sharded(files, limit=None) is None  # borrows
+    demo = get_builder("esnli")(load_recipe("demo"))
+    from gradebench.datasets.base import InputFile
+
+    csv = [InputFile(str(tmp_path / "esnli_dev.csv"), "esnli-csv:validation", "validation")]
+    assert demo.select_sharded(csv, limit=None) is None
