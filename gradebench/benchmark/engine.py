@@ -40,6 +40,10 @@ from gradebench.recipes.models import Recipe, check_resplit
 
 #: queries per work unit; fixed so that row groups (and bytes) never depend on worker count
 BATCH_QUERIES = 8192
+#: a source the workers read (:meth:`Builder.select_sharded`) has at least this many of its tasks:
+#: a smaller one is read here, which is quicker than the round trip (the real e-SNLI dev split,
+#: 2 tasks: 1.70 against 1.26 s of list making, median of 3)
+SHARDED_MIN_TASKS = 4
 DEFAULT_OUT = str(OUT_DIR)
 
 
@@ -351,7 +355,7 @@ def build(
         # where the builder can, the workers read and key the source too: this process only indexes it
         with timer.phase("read"):
             sharded = builder.select_sharded(files, limit=limit)
-        if sharded is not None and len(sharded.tasks) < 2:  # a small source: read here, no round trip
+        if sharded is not None and len(sharded.tasks) < SHARDED_MIN_TASKS:  # read here: no round trip
             sharded = None
     units: list[Any] | None = None
     carve = effective_resplit

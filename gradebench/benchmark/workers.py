@@ -2,8 +2,9 @@
 
 Workers come from a ``forkserver`` context: they are forked from a clean server process, never
 from the caller, so building is safe from a process that already runs threads (torch, the
-harness). A task carries everything it needs (builder name, resolved recipe JSON, units), so
-there is no module-level state to inherit.
+harness). A task carries everything it needs (builder name, resolved recipe JSON, units, or the
+byte ranges of the source rows the worker reads itself), so there is no module-level state to
+inherit.
 
 A forkserver (like ``spawn``) imports the caller's main script again in the new processes, so
 a script that calls ``gradebench.build`` at its top level, without an
@@ -66,6 +67,8 @@ if TYPE_CHECKING:
 #: what a worker must not get from the parent's handlers (see _init_worker)
 _POOL_SIGNALS = {signal.SIGINT, signal.SIGTERM}
 
+#: a batch's units and output splits; or a task of a sharded selection and None (answered with
+#: its :class:`~gradebench.datasets.base.SelectionKeys`)
 Batch = tuple[Sequence[Any], Sequence[str]]
 
 #: what a stream of batches gives when its next batch depends on results not yet given to its
@@ -254,10 +257,10 @@ def _make_builder(builder_name: str, recipe_json: str):
 
 def _worker_main(conn: Connection, builder_name: str, recipe_json: str, inherited: Sequence[Connection] = (),
                  encoding: Encoding | None = None) -> None:
-    """A worker: build each batch that arrives on ``conn`` and send back its result.
+    """A worker: build each batch that arrives on ``conn`` and send back its result (:func:`run_task`).
 
     A batch arrives as two messages: its number (8 bytes), then ``(units, out_splits)``
-    pickled. The answer is ``(seq, True, result)`` or, when the batch raised, ``(seq, False,
+    pickled (or ``(task, None)``: a sharded selection's task, answered with its keys). The answer is ``(seq, True, result)`` or, when the batch raised, ``(seq, False,
     exception)``. An empty message (no more batches) or a closed pipe (the parent is gone)
     ends the worker. ``inherited``: the parent's ends of the pipes, which a forked worker holds
     too; closed here, or a worker would never see its pipe close when the parent dies.
@@ -458,8 +461,10 @@ def run_batches(
     builder_name: str, recipe_json: str, batches: Iterable[Batch], workers: int, encoding: Encoding | None = None,
     ahead: int | None = None,
 ) -> Iterator[tuple[dict, dict[str, float]]]:
-    """Results of each batch, in order (``build_batch`` output); ``batches`` is consumed lazily
-    (at most ``ahead`` batches pickled before a worker asks for them; None: no cap, see :func:`_pooled`)."""
+    """Results of each batch, in order (:func:`run_task` output: ``build_batch``'s, or a selection
+    task's keys); ``batches`` is consumed lazily (at most ``ahead`` batches pickled before a worker
+    asks for them; None: no cap, see :func:`_pooled`). It may give :data:`NOT_YET` while its next
+    batch depends on results not yet given to the caller; idle workers then wait for the next one."""
     batches = iter(batches)
     first = next(batches, None)
     second = next(batches, None)

@@ -6,12 +6,14 @@ by another process without reading the rest.
 column, a leading BOM dropped) and finds its line starts (lines split on ``\\n`` only, a final
 newline ends the last line: :func:`~.textio.split_lines`). A :class:`LineSlice` names a range of
 lines of one or more such files by their bytes, so it is small to send; :func:`read_slice` gives
-the same lines as splitting the whole text would. A file changed since it was indexed is an
-error, not other lines.
+the same lines as splitting the whole text would. A file whose size, modification time or inode
+differ from when it was indexed is an error (a file edited in place within one tick of its
+clock, at the same size, is not seen).
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,7 +21,7 @@ from pathlib import Path
 import numpy as np
 
 from gradebench.errors import SourceFormatError
-from gradebench.io.textio import BOM, HEAD_BYTES, UTF8_HINT, check_head, read_bytes, utf8_error
+from gradebench.io.textio import BOM, HEAD_BYTES, UTF8_HINT, check_head, open_binary, utf8_error
 
 
 @dataclass(frozen=True)
@@ -29,6 +31,7 @@ class LineStarts:
 
     path: str
     starts: np.ndarray
+    stamp: tuple[int, int, int] = (0, 0, 0)  # (size, mtime_ns, inode) when indexed
 
     @property
     def n_lines(self) -> int:
@@ -42,7 +45,9 @@ def index_lines(path: str | Path, what: str, *, hint: str = UTF8_HINT) -> LineSt
         SourceNotFoundError / SourceFormatError: as :func:`~.textio.read_bytes`,
             :func:`~.textio.check_head` and :func:`~.textio.decode_utf8` would for the whole file.
     """
-    data = read_bytes(path)
+    with open_binary(path) as f:
+        data = f.read()
+        st = os.fstat(f.fileno())
     check_head(path, data[:HEAD_BYTES], what)
     start = len(BOM) if data.startswith(BOM) else 0
     if not data.isascii():  # ASCII is UTF-8: only other bytes need decoding to be checked
@@ -52,32 +57,39 @@ def index_lines(path: str | Path, what: str, *, hint: str = UTF8_HINT) -> LineSt
             raise utf8_error(path, data, e, hint=hint, offset=start) from None
     ends = np.flatnonzero(np.frombuffer(data, dtype=np.uint8) == 10) + 1  # a BOM holds no newline
     tail = [len(data)] if len(data) > start and not data.endswith(b"\n") else []  # a last line without one
-    return LineStarts(str(path), np.concatenate(([start], ends, tail)).astype(np.int64))
+    return LineStarts(str(path), np.concatenate(([start], ends, tail)).astype(np.int64),
+                      (st.st_size, st.st_mtime_ns, st.st_ino))
 
 
 @dataclass(frozen=True)
 class LineSlice:
-    """Lines ``first`` to ``first + n - 1`` (0-based) of each of ``files``: ``(path, start byte, end byte)``."""
+    """Lines ``first`` to ``first + n - 1`` (0-based) of each of ``files``: ``(path, start byte, end byte,
+    the file's (size, mtime_ns, inode) when indexed)``."""
 
     first: int
     n: int
-    files: tuple[tuple[str, int, int], ...]
+    files: tuple[tuple[str, int, int, tuple[int, int, int]], ...]
 
     @classmethod
     def of(cls, files: Sequence[LineStarts], a: int, b: int) -> LineSlice:
         """Lines ``a`` to ``b - 1`` of every file of ``files``."""
-        return cls(a, b - a, tuple((f.path, int(f.starts[a]), int(f.starts[b])) for f in files))
+        return cls(a, b - a, tuple((f.path, int(f.starts[a]), int(f.starts[b]), f.stamp) for f in files))
 
 
 def read_slice(s: LineSlice, *, hint: str = UTF8_HINT) -> list[list[str]]:
     """The slice's lines of each file, in order: what ``split_lines`` of the whole text gives there.
 
     Raises:
-        SourceFormatError: a file no longer holds those lines (changed since it was indexed).
+        SourceNotFoundError: a file is gone.
+        SourceFormatError: a file changed since it was indexed (another size, modification time
+            or inode), or no longer holds those lines.
     """
     out = []
-    for path, start, end in s.files:
-        with open(path, "rb") as f:
+    for path, start, end, stamp in s.files:
+        with open_binary(path) as f:
+            st = os.fstat(f.fileno())
+            if (st.st_size, st.st_mtime_ns, st.st_ino) != tuple(stamp):
+                raise _changed(path, s)
             f.seek(start)
             data = f.read(end - start)
         try:
@@ -88,7 +100,11 @@ def read_slice(s: LineSlice, *, hint: str = UTF8_HINT) -> list[list[str]]:
         if lines[-1] == "":
             lines.pop()
         if len(data) != end - start or len(lines) != s.n:
-            raise SourceFormatError(f"changed while it was read (lines {s.first + 1}-{s.first + s.n} differ)",
-                                    path=path, hint="do not edit a source while it is being built; build again")
+            raise _changed(path, s)
         out.append(lines)
     return out
+
+
+def _changed(path: str, s: LineSlice) -> SourceFormatError:
+    return SourceFormatError(f"changed while it was read (lines {s.first + 1}-{s.first + s.n})", path=path,
+                             hint="do not edit a source while it is being built; build again")

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import os
 import random
 from pathlib import Path
 
@@ -50,13 +51,49 @@ def test_a_slice_reads_the_lines_splitting_the_whole_text_gives(tmp_path, data):
         assert read_slice(LineSlice.of([index], a, b)) == [want[a:b]]
 
 
-def test_a_file_changed_after_indexing_is_an_error(tmp_path):
+@pytest.mark.parametrize("change", ["shorter", "same size", "replaced", "gone"])
+def test_a_file_changed_after_indexing_is_an_error(tmp_path, change):
     path = tmp_path / "f.txt"
     path.write_bytes(b"one\ntwo\nthree\n")
     s = LineSlice.of([index_lines(path, "a text file")], 1, 3)
-    path.write_bytes(b"one\ntwo three\n")
-    with pytest.raises(SourceFormatError, match="changed while it was read"):
+    before = path.stat()
+    if change == "shorter":
+        path.write_bytes(b"one\ntwo three\n")
+    elif change == "same size":  # a label edited in place: only the modification time tells
+        path.write_bytes(b"one\nTWO\nthree\n")
+        os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns + 1_000_000))
+    elif change == "replaced":  # another file of the same size and time moved over it
+        other = tmp_path / "g.txt"
+        other.write_bytes(b"one\nTWO\nthree\n")
+        os.utime(other, ns=(before.st_atime_ns, before.st_mtime_ns))
+        other.replace(path)
+    else:
+        path.unlink()
+    with pytest.raises(SourceNotFoundError if change == "gone" else SourceFormatError,
+                       match="not found" if change == "gone" else "changed while it was read"):
         read_slice(s)
+
+
+class _FakePart:
+    def __init__(self, split):
+        self.split, self.key = split, (split, "x")
+
+    def slice(self, a, b):
+        return (a, b)
+
+
+def test_a_batch_reads_its_rows_not_the_dropped_rows_between():
+    """Kept rows far apart (everything between repeated) are read as two slices, not one long one."""
+    dev, test = _FakePart("validation"), _FakePart("test")
+    far = tiers_builder.SLICE_ROWS + 1
+    refs = [tiers_builder.RowRef(dev, r, f"q{r}") for r in (0, 1, 5, 5 + far, 6 + far)]
+    refs += [tiers_builder.RowRef(test, r, f"t{r}") for r in (0, 3)]
+    groups = tiers_builder._slices_of(refs).groups
+    assert [(g[1], g[2], g[3]) for g in groups] == [
+        ((0, 6), [0, 1, 5], ["q0", "q1", "q5"]),
+        ((5 + far, 7 + far), [0, 1], [f"q{5 + far}", f"q{6 + far}"]),
+        ((0, 4), [0, 3], ["t0", "t3"]),
+    ]
 
 
 def _write_split(folder: Path, suffix: str, rows: list[tuple[str, ...]], *, bom: bool = False) -> None:
@@ -186,13 +223,14 @@ def test_a_build_that_reads_in_the_workers_writes_the_same_benchmark(source, tmp
     assert {"duplicate_row", "no_gold_label", "unknown_label", "empty_explanation"} <= set(manifest["skipped"])
 
 
-def test_a_source_of_one_slice_is_read_here(source, tmp_path, monkeypatch):
-    """A source smaller than two slices is read by the building process (no round trip for it)."""
-    for f in source.glob("*.test"):
-        f.unlink()
-    monkeypatch.setattr(tiers_builder, "SLICE_ROWS", 230)
+@pytest.mark.parametrize(("slice_rows", "sharded"), [(200, False), (57, True)])
+def test_a_small_source_is_read_here(source, tmp_path, monkeypatch, slice_rows, sharded):
+    """A source of fewer than SHARDED_MIN_TASKS slices is read by the building process (quicker
+    than the round trip): 230 + 170 rows in two splits are 2 + 1 slices of 200, 5 + 3 of 57."""
+    monkeypatch.setattr(tiers_builder, "SLICE_ROWS", slice_rows)
+    assert pipeline.SHARDED_MIN_TASKS == 4
     result = build("esnli", source=source, out=tmp_path / "out", workers=2, validity=False)
-    assert "workers.select" not in result.timings
+    assert ("workers.select" in result.timings) is sharded
 
 
 def test_the_csv_release_and_borrowing_recipes_are_read_here(source, tmp_path):

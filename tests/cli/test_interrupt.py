@@ -364,29 +364,34 @@ def test_a_signal_wrapped_by_an_extension_is_still_an_interruption(cli, tmp_path
     assert _leftovers(tmp_path) == []
 
 
+# the source read in the workers in slices of 2,048 rows (the real dev split: 5 of them)
+SMALL_SLICES = "import gradebench.datasets.tiers.builder as b\nb.SLICE_ROWS = 2048\n"
+
+
 @pytest.mark.parametrize(("stop_at", "code", "line"), [
     ("batch-receiving:1:kill", 2, "gradebench: error: a build worker ended without answering (exit code 137)"),
     ("batch-receiving:2:sigint-group", 130, INTERRUPTED.rstrip("\n")),
     ("batch-receiving:3:sigterm-group", 143, TERMINATED.rstrip("\n")),
 ])
 def test_a_build_reading_in_the_workers_stopped_at_a_named_step_then_run_again(tmp_path, stop_at, code, line):
-    """The real dev split read in the workers (two slices: tasks 1-2 key them, 3-4 build): a worker
-    killed, or the group signalled, while a slice's task or a batch is on its way. One line,
-    nothing written, no process left; the same command then builds the benchmark an unbroken
-    build writes."""
+    """The real dev split read in the workers (slices of 2,048 rows: tasks 1-5 key them, 6-7
+    build): a worker killed, or the group signalled, while a slice's task is on its way. One
+    line, nothing written, no process left; the same command then builds the benchmark an
+    unbroken build writes."""
     source = shared_data("esnli", "eSNLI")
-    argv = [sys.executable, "-m", "gradebench", "build", "esnli", "--source", str(source), "--workers", "2",
-            "--no-validate", "--no-validity", "--json"]
+    argv = [sys.executable, "-c", SLOW_BUILD, "build", "esnli", "--source", str(source), "--workers", "2",
+            "--no-validate", "--no-validity", "--json", "--timings"]
     out = tmp_path / "out"
-    proc = _start([*argv, "--out", str(out)], stop_at=stop_at)
+    proc = _start([*argv, "--out", str(out)], site=tmp_path / "site", code=SMALL_SLICES, stop_at=stop_at)
     stdout, stderr = _run_to_end(proc)
     assert (proc.returncode, stdout) == (code, "")
     assert stderr.startswith(line) and stderr.count("\n") == 1, stderr
     assert _leftovers(out) == []
     assert _group_gone(proc.pid), "worker processes outlived the build"
-    again = _start([*argv, "--out", str(out)])
+    again = _start([*argv, "--out", str(out)], site=tmp_path / "site", code=SMALL_SLICES)
     stdout, stderr = _run_to_end(again)
     assert again.returncode == 0, stderr
+    assert "workers.select" in json.loads(stdout)["timings"]  # it was read in the workers
     unbroken = _start([*argv, "--out", str(tmp_path / "unbroken"), "--workers", "1"])
     want, _ = _run_to_end(unbroken)
     got, want = json.loads(stdout), json.loads(want)

@@ -264,13 +264,15 @@ class _Slices:
 
 
 def _slices_of(refs: Sequence[RowRef]) -> _Slices:
-    """The rows of ``refs`` (in order) as slices of their parts, from each run's first row to its last."""
+    """The rows of ``refs`` (in order) as slices of their parts, from each run's first row to its last;
+    a run ends where the part changes or more than :data:`SLICE_ROWS` rows were dropped before the
+    next (so a batch whose rows are far apart reads them, not everything between)."""
     groups = []
     i, n = 0, len(refs)
     while i < n:
         part = refs[i].part
-        j = i
-        while j < n and refs[j].part is part:
+        j = i + 1
+        while j < n and refs[j].part is part and refs[j].row - refs[j - 1].row <= SLICE_ROWS:
             j += 1
         a, b = refs[i].row, refs[j - 1].row + 1
         groups.append((part.key, part.slice(a, b), [r.row - a for r in refs[i:j]], [r.query_id for r in refs[i:j]]))

@@ -248,8 +248,10 @@ def _stream(recipe: TieredSection, examples: Mapping[str, Iterable[NLIExample]],
             skipped: Counter, consume: bool) -> Iterator[Query]:
     labels = frozenset(recipe.labels)
     needed = _own_explanations(recipe)
-    decide = _Decisions()
+    texts_of: dict[str, bytes] = {}  # the texts of the first kept row of each source id
+    seen: set[str] = set()
     for split in sorted(examples):
+        seen_rows: set[bytes] = set()
         rows = examples[split]
         clear = consume and isinstance(rows, list)
         for n, ex in enumerate(rows):
@@ -259,48 +261,23 @@ def _stream(recipe: TieredSection, examples: Mapping[str, Iterable[NLIExample]],
                 rows[n] = None
             reason = _skip_reason(ex, labels, needed)
             if reason is None:
-                reason = decide.row(split, ex.source_id, *_digests(ex))
+                texts, row_key = _digests(ex)
+                first = texts_of.setdefault(ex.source_id, texts)  # a repeated row counts as its id's first too
+                if row_key in seen_rows:
+                    reason = "duplicate_row"
+                elif first != texts:
+                    reason = "conflicting_source_id"
+                else:
+                    seen_rows.add(row_key)
             if reason:
                 skipped[reason] += 1
                 continue
             qid = query_id(ex)
-            if not decide.query(qid):
+            if qid in seen:
                 skipped["duplicate_query"] += 1
                 continue
+            seen.add(qid)
             yield Query(ex, qid, split, {})
-
-
-class _Decisions:
-    """What :func:`stream` decides from the rows before: a repeated row (within its split, from the
-    rows' digests), a source id taken by other texts (across splits) and a repeated query id. The
-    examples come split by split, in :func:`stream`'s order; only digests and ids are kept."""
-
-    __slots__ = ("texts_of", "seen", "seen_rows", "split")
-
-    def __init__(self) -> None:
-        self.texts_of: dict[str, bytes] = {}  # the texts of the first kept row of each source id
-        self.seen: set[str] = set()
-        self.seen_rows: set[bytes] = set()
-        self.split: str | None = None
-
-    def row(self, split: str, source_id: str, texts: bytes, row_key: bytes) -> str | None:
-        """Why a row that passed the skip reasons is dropped, or None."""
-        if split != self.split:
-            self.split, self.seen_rows = split, set()
-        first = self.texts_of.setdefault(source_id, texts)  # a repeated row counts as its id's first too
-        if row_key in self.seen_rows:
-            return "duplicate_row"
-        if first != texts:
-            return "conflicting_source_id"
-        self.seen_rows.add(row_key)
-        return None
-
-    def query(self, qid: str) -> bool:
-        """Whether query id ``qid`` is new (it is taken now)."""
-        if qid in self.seen:
-            return False
-        self.seen.add(qid)
-        return True
 
 
 @dataclass(frozen=True)
@@ -338,8 +315,9 @@ class KeyedStream:
     """:func:`stream`'s decisions from :func:`row_keys` found elsewhere, the keys of each split's rows
     given in order (rows of the first ``limit`` of each split, splits in sorted order).
 
-    The same decisions as :class:`_Decisions`, with a source id known by its 16-byte digest (two
-    ids with one digest, a chance of about 2**-128 a pair, would count as one).
+    The same decisions as :func:`_stream` makes, in the same order (``tests/benchmark/
+    test_sharded_read.py`` compares them), with a source id known by its 16-byte digest (two ids
+    with one digest, a chance of about 2**-128 a pair, would count as one).
     """
 
     def __init__(self, skipped: Counter) -> None:
@@ -365,7 +343,7 @@ class KeyedStream:
             j += 1
             own = texts[a:b]
             row_key = rows[a:b]
-            first = texts_of.setdefault(sids[a:b], own)  # as _Decisions.row
+            first = texts_of.setdefault(sids[a:b], own)  # a repeated row counts as its id's first too
             if row_key in seen_rows:
                 skipped["duplicate_row"] += 1
                 continue
