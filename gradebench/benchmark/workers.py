@@ -240,7 +240,8 @@ def run_task(builder: Builder, packed: Any, out_splits: Sequence[str] | None,
         with gc_paused():
             keys = builder.selection_keys(packed)
         return keys, {"workers.select": time.perf_counter() - t0}
-    units = builder.unpack_units(packed)
+    with gc_paused():  # a batch read from the source is thousands of new objects at once
+        units = builder.unpack_units(packed)
     del packed
     t1 = time.perf_counter()
     result, seconds = build_batch(builder, units, out_splits, encoding)

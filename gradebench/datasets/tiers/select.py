@@ -304,7 +304,7 @@ def row_keys(recipe: TieredSection, examples: Iterable[NLIExample]) -> RowKeys:
         reasons.append(reason)
         if reason is None:
             t, r = _digests(ex)
-            sids.append(blake2b(_joined((ex.source_id,)), digest_size=16).digest())
+            sids.append(blake2b(ex.source_id.encode("utf-8", "surrogatepass"), digest_size=16).digest())
             texts.append(t)
             rows.append(r)
             qids.append(query_id(ex))
