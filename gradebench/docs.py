@@ -256,16 +256,19 @@ def build_throughput_table() -> str:
         + f", median of {data['repeat']}, started {data['started']} at load average "
         f"{' '.join(map(str, data['load_at_start']))} ({data['cores']} cores). Phases in wall seconds; "
         "`lists` is the time spent waiting on the workers; where the selection is streamed (`esnli`), "
-        "`select` runs while the workers make lists, and `write` only appends their encoded row groups.",
+        "`select` runs while the workers make lists, and `write` only appends their encoded row groups. "
+        "Where the workers read the source (e-SNLI line files, 2 or more workers), `read` only indexes it. "
+        "`main CPU` is the building process's own CPU seconds, the part no worker can take over.",
         "",
         "| code | input | candidates | wall s | candidates/s | peak PSS MB | read | select | lists | write "
-        "| stats | validation | validity |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+        "| stats | validation | validity | main CPU |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in data["rows"]:
         ph = r["phases"] or {}
-        cells = " | ".join("–" if k not in ph else f"{ph[k]:.2f}" for k in
-                           ("read", "select", "make_lists", "write", "stats", "validation", "validity"))
+        cells = " | ".join("–" if not ph.get(k) and k == "main.cpu" else "–" if k not in ph else f"{ph[k]:.2f}"
+                           for k in ("read", "select", "make_lists", "write", "stats", "validation", "validity",
+                                     "main.cpu"))
         short = "" if r["candidates"] >= r["expected_candidates"] else \
             f" (**{r['expected_candidates']:,} expected**)"
         lines.append(f"| {names.get(r['code'], r['code'])} | {r['input']} | {r['candidates']:,}{short} | "

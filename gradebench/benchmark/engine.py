@@ -437,6 +437,8 @@ def build(
                     timer.add("write", spent)
                     timer.add("make_lists", -spent)
                     result = rows = None  # written: not held while the next batch is awaited
+            # the selection's state (ids and digests of every row kept) is not held from here on
+            selected = sharded = batches = running = None
             if not counts:  # a stream that gave no unit (a selected list is never empty)
                 raise _nothing_to_build(skipped, source)
         with timer.phase("write"):
