@@ -49,7 +49,8 @@ def build(
         "--ray-address", metavar="ADDR", help="the Ray cluster of --engine ray",
         show_default="RAY_ADDRESS, else a local instance")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="print the result as JSON")] = False,
-    timings: Annotated[bool, typer.Option("--timings", help="report wall seconds per build phase "
+    timings: Annotated[bool, typer.Option("--timings", help="report wall seconds per build phase and "
+                                          "this process's CPU seconds, main.cpu "
                                           "(with --json: a 'timings' key)")] = False,
 ) -> None:
     """Build a graded benchmark into OUT/<recipe>/<fingerprint[:12]>/."""
