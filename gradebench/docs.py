@@ -266,7 +266,8 @@ def build_throughput_table() -> str:
     ]
     for r in data["rows"]:
         ph = r["phases"] or {}
-        cells = " | ".join("–" if not ph.get(k) and k == "main.cpu" else "–" if k not in ph else f"{ph[k]:.2f}"
+        # a phase the code did not time is "–" (an older checkout has no main.cpu: 0 in the JSON)
+        cells = " | ".join(f"{ph[k]:.2f}" if k in ph and (ph[k] or k != "main.cpu") else "–"
                            for k in ("read", "select", "make_lists", "write", "stats", "validation", "validity",
                                      "main.cpu"))
         short = "" if r["candidates"] >= r["expected_candidates"] else \

@@ -261,8 +261,8 @@ def _worker_main(conn: Connection, builder_name: str, recipe_json: str, inherite
     """A worker: build each batch that arrives on ``conn`` and send back its result (:func:`run_task`).
 
     A batch arrives as two messages: its number (8 bytes), then ``(units, out_splits)``
-    pickled (or ``(task, None)``: a sharded selection's task, answered with its keys). The answer is ``(seq, True, result)`` or, when the batch raised, ``(seq, False,
-    exception)``. An empty message (no more batches) or a closed pipe (the parent is gone)
+    pickled (or ``(task, None)``: a sharded selection's task, answered with its keys). The answer
+    is ``(seq, True, result)`` or, when the batch raised, ``(seq, False, exception)``. An empty message (no more batches) or a closed pipe (the parent is gone)
     ends the worker. ``inherited``: the parent's ends of the pipes, which a forked worker holds
     too; closed here, or a worker would never see its pipe close when the parent dies.
     """

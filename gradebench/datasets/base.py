@@ -286,7 +286,7 @@ class Builder(ABC):
     def select_sharded(self, files: Sequence[InputFile], *, limit: int | None) -> ShardedSelection | None:
         """:meth:`select_stream`'s units with the source read in the workers, not here; ``None`` (the
         default) where the builder cannot. The engine uses it with the local engine and two or more
-        worker processes, where the source has two or more tasks.
+        worker processes, where the source has enough tasks (``engine.SHARDED_MIN_TASKS``).
 
         A builder returns one only where it gives exactly :meth:`select_stream`'s units and counts
         (the same files, then), raises the same errors for a bad source as :meth:`read` in the

@@ -21,7 +21,16 @@ from pathlib import Path
 import numpy as np
 
 from gradebench.errors import SourceFormatError
-from gradebench.io.textio import BOM, HEAD_BYTES, UTF8_HINT, check_head, open_binary, utf8_error
+from gradebench.io.textio import (
+    BOM,
+    HEAD_BYTES,
+    UTF8_HINT,
+    check_head,
+    decode_utf8,
+    open_binary,
+    split_lines,
+    utf8_error,
+)
 
 
 @dataclass(frozen=True)
@@ -49,12 +58,9 @@ def index_lines(path: str | Path, what: str, *, hint: str = UTF8_HINT) -> LineSt
         data = f.read()
         st = os.fstat(f.fileno())
     check_head(path, data[:HEAD_BYTES], what)
-    start = len(BOM) if data.startswith(BOM) else 0
     if not data.isascii():  # ASCII is UTF-8: only other bytes need decoding to be checked
-        try:
-            data[start:].decode("utf-8")
-        except UnicodeDecodeError as e:
-            raise utf8_error(path, data, e, hint=hint, offset=start) from None
+        decode_utf8(path, data, hint=hint)
+    start = len(BOM) if data.startswith(BOM) else 0
     ends = np.flatnonzero(np.frombuffer(data, dtype=np.uint8) == 10) + 1  # a BOM holds no newline
     tail = [len(data)] if len(data) > start and not data.endswith(b"\n") else []  # a last line without one
     return LineStarts(str(path), np.concatenate(([start], ends, tail)).astype(np.int64),
@@ -96,9 +102,7 @@ def read_slice(s: LineSlice, *, hint: str = UTF8_HINT) -> list[list[str]]:
             text = data.decode("utf-8")
         except UnicodeDecodeError as e:
             raise utf8_error(path, data, e, hint=hint, first_line=s.first + 1) from None
-        lines = text.split("\n")
-        if lines[-1] == "":
-            lines.pop()
+        lines = split_lines(text)
         if len(data) != end - start or len(lines) != s.n:
             raise _changed(path, s)
         out.append(lines)

@@ -67,7 +67,7 @@ class ESNLIBuilder(TieredNLIBuilder):
             return None
         from gradebench.datasets.esnli.reader import index_esnli_preprocessed
 
-        return [_Part(p) for p in index_esnli_preprocessed(Path(files[0].path).parent, limit=limit)]
+        return index_esnli_preprocessed(Path(files[0].path).parent, limit=limit)
 
     def read_part(self, key: tuple[str, str], s: Any) -> list[NLIExample]:
         from gradebench.datasets.esnli.reader import read_esnli_slice
@@ -75,12 +75,3 @@ class ESNLIBuilder(TieredNLIBuilder):
         split, suffix = key
         return read_esnli_slice(split, suffix, s)
 
-
-class _Part(SourcePart):
-    """A split of the preprocessed release, indexed (key: its split and file suffix)."""
-
-    def __init__(self, indexed: Any) -> None:
-        self.split, self.n, self.key, self._indexed = indexed.split, indexed.n, (indexed.split, indexed.suffix), indexed
-
-    def slice(self, a: int, b: int) -> Any:
-        return self._indexed.slice(a, b)

@@ -413,12 +413,18 @@ def _preprocessed_layout(root: Path) -> Iterator[tuple[str, str, list[str]]]:
 
 @dataclass(frozen=True)
 class PreprocessedSplit:
-    """One split of the preprocessed release, indexed (:func:`index_esnli_preprocessed`)."""
+    """One split of the preprocessed release, indexed (:func:`index_esnli_preprocessed`): a
+    :class:`~gradebench.datasets.tiers.builder.SourcePart`."""
 
     split: str
     suffix: str
     files: tuple[LineStarts, ...]  # s1, s2, labels, then the explanation files
     n: int  # its lines, or the first ``limit`` of them
+
+    @property
+    def key(self) -> tuple[str, str]:
+        """What a worker needs besides a slice to read it (:func:`read_esnli_slice`)."""
+        return self.split, self.suffix
 
     def slice(self, a: int, b: int) -> LineSlice:
         """Lines ``a`` to ``b - 1`` of every file of the split."""

@@ -66,12 +66,13 @@ class TieredNLIBuilder(Builder):
         return stream(self.recipe, records, limit=limit, consume=True)
 
     def _streams(self) -> bool:
-        return type(self).select is TieredNLIBuilder.select and self.recipe.adversarial is None
+        return (type(self).select is TieredNLIBuilder.select and self.recipe.adversarial is None
+                and streams(self.recipe))
 
     def select_sharded(self, files: Sequence[InputFile], *, limit: int | None) -> ShardedSelection | None:
         """:meth:`select_stream` with the rows read in the workers, where the builder can read its
         files by slices (:meth:`source_parts`) and the stream applies, with no resplit by premise."""
-        if not self._streams() or self.recipe.resplit_by == "premise" or not streams(self.recipe):
+        if not self._streams() or self.recipe.resplit_by == "premise":
             return None
         parts = self.source_parts(files, limit=limit)
         return None if parts is None else _ShardedTiers(parts)
@@ -230,7 +231,8 @@ def _columns(rows: list[tuple]) -> list[list]:
 class SourcePart:
     """One split of a source that a builder reads in slices (:meth:`TieredNLIBuilder.source_parts`):
     ``key`` (small, picklable) tells the builder's :meth:`~TieredNLIBuilder.read_part` which part
-    a slice is of; :meth:`slice` names rows ``a`` to ``b - 1`` (a small picklable value too)."""
+    a slice is of; :meth:`slice` names rows ``a`` to ``b - 1`` (a small picklable value too). The
+    shape a part has (a subclass, or any object with these members)."""
 
     split: str
     n: int  # its rows (the first ``limit`` of them)
