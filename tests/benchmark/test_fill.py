@@ -30,3 +30,66 @@ def test_filled_template_equals_format(a, b, premise, hypothesis):
     assert filled == text.format(premise=premise, hypothesis=hypothesis, label="neutral")
     assert got == words(filled)
     assert t.fields == {"premise", "hypothesis", "label"}
+
+
+def test_concat_holds_where_no_word_can_cross_a_placeholder():
+    assert Template('says "{premise}" and "{hypothesis}".').concat
+    assert Template("{premise} / {hypothesis}").concat  # the text's ends count as boundaries
+    assert Template("no placeholder").concat
+    assert not Template("{premise}{hypothesis}").concat  # two values meet
+    assert not Template('a{premise}" b').concat  # a literal ends inside a word
+    assert not Template('"{premise}s "').concat  # a literal starts inside a word
+    assert not Template("is {label}ish").concat
+
+
+# words that fire Algorithm 1's flags (label words, keywords, gibberish), braces, and texts
+# that start or end inside a word: where the bound templates' shortcut could go wrong
+WORDS = st.sampled_from(["entailment", "contradiction", "neutral", "because", "so", "qwerty", "lorem",
+                         "A", "man", "Ü", "{x}", "}", "{", "", "9", "ΣΑΣ", "K"])
+SENTENCE = st.lists(WORDS, max_size=18).map(" ".join) | TEXT
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(SENTENCE, SENTENCE, SENTENCE), min_size=1, max_size=6),
+       st.sampled_from(["esnli", "esnli-fixed", "dnli", "mnli"]))
+def test_bound_templates_give_the_rows_of_filling(pairs, recipe):
+    """Templates bound to their labels (words of the rest plus the query's, overlap 1, flags of
+    the union) give every column that filling and tokenizing each text gives, bit for bit; and
+    the filled text's own words, counted from scratch, agree."""
+    import numpy as np
+
+    from gradebench.datasets.records import NLIExample
+    from gradebench.datasets.tiers.candidates import CandidateBuilder, Query
+    from gradebench.recipes import load_recipe
+
+    r = load_recipe(recipe)
+    fast, slow = CandidateBuilder(r), CandidateBuilder(r)
+    for per_key in slow._templates.values():
+        for options in per_key.values():
+            for t in options:
+                t.concat = False  # every quoting template filled and tokenized
+    labels = list(r.labels)
+    queries = []
+    for i, (premise, hypothesis, expl) in enumerate(pairs):
+        ex = NLIExample(premise=premise, hypothesis=hypothesis, label=labels[i % len(labels)],
+                        explanations=(expl or "x", "", ""), source_id=f"id{i}", row=i, split="train")
+        borrowed = {t.name: ((f"borrowed {i}", f"b{i}"),) for t in r.tiers
+                    if t.candidates in ("sibling_explanation", "unrelated_explanation", "negation_flip")}
+        queries.append(Query(ex, f"{i:016x}", "train", borrowed))
+    a, b = fast.candidate_columns(queries), slow.candidate_columns(queries)
+    assert a.ids.to_pylist() == b.ids.to_pylist()
+    for name in ("texts", "tiers", "sources", "template_ids", "origins", "counts"):
+        assert getattr(a, name) == getattr(b, name), name
+    for name in ("scores", "relevance", "human", "n_words", "overlap"):
+        assert np.array_equal(getattr(a, name), getattr(b, name)), name
+    assert a.n_words.tolist() == [len(words(t)) for t in a.texts]
+    assert fast._quoting and any(fast._quoting.values())  # the shortcut was taken
+
+
+@settings(max_examples=50, deadline=None)
+@given(st.lists(st.tuples(st.integers(1, 7), st.text(max_size=20)), max_size=20))
+def test_batched_picks_are_choice_index(items):
+    from gradebench.datasets.tiers.candidates import _picks
+    from gradebench.hashing import choice_index
+
+    assert _picks([n for n, _ in items], [text for _, text in items]) == [choice_index(n, text) for n, text in items]

@@ -173,6 +173,8 @@ class CandidateBuilder:
         #: a template without premise or hypothesis, per (tier, key, index, label, claimed): its text,
         #: template id, word count, word set and Algorithm 1's query-independent flags as bits
         self._literal: dict[tuple[str, str, int, str, str], tuple] = {}
+        #: a template quoting the premise and the hypothesis, per the same key: :meth:`_bind`'s figures
+        self._quoting: dict[tuple[str, str, int, str, str], tuple] = {}
         #: the labels other than each label, in recipe order (what a wrong-label tier claims)
         self._wrong: dict[str, list[str]] = {}
 
@@ -308,21 +310,24 @@ class CandidateBuilder:
             keys = ["*"] * len(units)
             claimed = labels
         elif tier.label == "wrong":
-            claimed = []
-            for q, label in zip(units, labels):
+            wrongs = []
+            for label in labels:
                 wrong = self._wrong.get(label)
                 if wrong is None:
                     wrong = self._wrong[label] = [lab for lab in self.recipe.labels if lab != label]
-                claimed.append(wrong[_pick(len(wrong), f"{ns}\x1fclaim\x1f{q.query_id}\x1f{name}")])
+                wrongs.append(wrong)
+            picks = _picks([len(w) for w in wrongs], [f"{ns}\x1fclaim\x1f{q.query_id}\x1f{name}" for q in units])
+            claimed = [w[i] for w, i in zip(wrongs, picks)]
             keys = claimed
         else:
             keys = claimed = labels
-        starts = [_pick(len(templates[key]), f"{ns}\x1ftemplate\x1f{q.query_id}\x1f{name}")
-                  for q, key in zip(units, keys)]
+        starts = _picks([len(templates[key]) for key in keys],
+                        [f"{ns}\x1ftemplate\x1f{q.query_id}\x1f{name}" for q in units])
         literal = self._literal
         count = tier.count
         part = self._part
-        found = []  # (query, slot, text, template id, word count, word set, flag bits) per candidate
+        # (query, slot, text, template id, word count, word set, flag bits, query overlap or None) per candidate
+        found: list[tuple] = []
         add = found.append
         for qi, (key, label, said, start) in enumerate(zip(keys, labels, claimed, starts)):
             options = templates[key]
@@ -334,19 +339,61 @@ class CandidateBuilder:
                     add((qi, slot) + cached)
                     continue
                 template = options[j]
-                values = {"label": part(label), "claimed_label": part(said)}
                 if template.quotes:
+                    bound = self._quoting.get(cache_key)
+                    if bound is None:
+                        bound = self._quoting[cache_key] = self._bind(template, cache_key)  # () where it cannot
+                    if bound:  # its words are the literals' and the query's: no tokenizing, no set
+                        fmt, tid, n_static, static_bits, n_premise, n_hypothesis = bound
+                        p, h = batch.premises[qi], batch.hypotheses[qi]
+                        n = n_static + n_premise * len(p.words) + n_hypothesis * len(h.words)
+                        vocab = batch.vocabs[qi]
+                        bits = 0
+                        if adj is not None:
+                            bits = adj.union_bits(static_bits, adj.flag_bits(vocab, n, batch.label_words[qi], name),
+                                                  n, name)
+                        add((qi, slot, fmt.format(premise=p.text, hypothesis=h.text), tid, n, None, bits,
+                             1.0 if vocab else 0.0))
+                        continue
+                    values = {"label": part(label), "claimed_label": part(said)}
                     values["premise"], values["hypothesis"] = batch.premises[qi], batch.hypotheses[qi]
                     text, composed = template.fill(values)
                     word_set = frozenset(composed)
                     bits = adj.flag_bits(word_set, len(composed), batch.label_words[qi], name) if adj is not None else 0
-                    add((qi, slot, text, self._template_id(name, key, j), len(composed), word_set, bits))
+                    add((qi, slot, text, self._template_id(name, key, j), len(composed), word_set, bits, None))
                     continue
+                values = {"label": part(label), "claimed_label": part(said)}
                 text = "".join(p.text if isinstance(p, Part) else values[p].text for p in template.pieces)
                 cached = literal[cache_key] = (text, self._template_id(name, key, j)) + self._static_figures(
-                    name, label, text)
+                    name, label, text) + (None,)
                 add((qi, slot) + cached)
         rows.add_templates(t_i, found, batch.vocabs)
+
+    def _bind(self, template: Template, cache_key: tuple[str, str, int, str, str]) -> tuple:
+        """A template that quotes both the premise and the hypothesis, bound to a label and a claimed
+        label, where its words are its pieces' words in turn (:attr:`~.fill.Template.concat`): a
+        format string for the two texts, the template id, the word count and Algorithm 1's flags
+        of the rest, and how often each text is quoted. A query's filled text then has the words
+        of this rest and of the query (its word set holds the query's, so its overlap is 1), and
+        its flags are the union's (:meth:`~.scoring.Adjuster.union_bits`); the same figures as
+        :meth:`~.fill.Template.fill` gives (``tests/benchmark/test_fill.py`` compares them).
+        An empty tuple where that does not hold (the query's words are then found by filling)."""
+        name, key, j, label, said = cache_key
+        if not template.concat or not {"premise", "hypothesis"} <= template.fields:
+            return ()
+        values = {"label": self._part(label), "claimed_label": self._part(said)}
+        fmt, static = [], []
+        for p in template.pieces:
+            if p in ("premise", "hypothesis"):
+                fmt.append("{" + p + "}")
+                continue
+            part = p if isinstance(p, Part) else values[p]
+            fmt.append(part.text.replace("{", "{{").replace("}", "}}"))
+            static.extend(part.words)
+        adj = self.adjuster
+        bits = 0 if adj is None else adj.flag_bits(frozenset(static), len(static), adj.label_words.get(label, ()), name)
+        return ("".join(fmt), self._template_id(name, key, j), len(static), bits,
+                template.pieces.count("premise"), template.pieces.count("hypothesis"))
 
     def _finish_columns(self, digests: list[bytes], rows: _Rows, n_queries: int) -> CandidateColumns:
         """Scores, ids and the output order of the rows :meth:`candidate_columns` collected a tier at a time."""
@@ -455,16 +502,18 @@ class _Rows:
         self.bits: list[int] = []
 
     def add_templates(self, t_i: int, found: list[tuple], vocabs: list[frozenset[str]]) -> None:
-        """Filled templates, ``(query, slot, text, template id, word count, word set, flag bits)`` each."""
+        """Filled templates, ``(query, slot, text, template id, word count, word set, flag bits,
+        query overlap)`` each; an overlap of None is measured here, from the word set."""
         n = len(found)
         if not n:
             return
-        query, slot, texts, template_ids, n_words, sets, bits = (list(col) for col in zip(*found))
-        self._extend(t_i, query, slot, texts, [None] * n, template_ids, ["template"] * n, n_words, sets, bits, vocabs)
+        query, slot, texts, template_ids, n_words, sets, bits, overlap = (list(col) for col in zip(*found))
+        overlap = [(len(vocabs[qi] & ws) / len(vocabs[qi]) if vocabs[qi] else 0.0) if o is None else o
+                   for qi, ws, o in zip(query, sets, overlap)]
+        self._extend(t_i, query, slot, texts, [None] * n, template_ids, ["template"] * n, n_words, overlap, bits)
 
     def _extend(self, t_i: int, query: list[int], slot: list[int], texts: list[str], sources: list, template_ids: list,
-                origins: list[str], n_words: list[int], sets: list[frozenset[str]], bits: list[int],
-                vocabs: list[frozenset[str]]) -> None:
+                origins: list[str], n_words: list[int], overlap: list[float], bits: list[int]) -> None:
         self.query += query
         self.tier += [t_i] * len(query)
         self.slot += slot
@@ -473,7 +522,7 @@ class _Rows:
         self.template_ids += template_ids
         self.origins += origins
         self.n_words += n_words
-        self.overlap += [len(vocabs[qi] & ws) / len(vocabs[qi]) if vocabs[qi] else 0.0 for qi, ws in zip(query, sets)]
+        self.overlap += overlap
         self.bits += bits
 
     def add_texts(self, t_i: int, tier: str, origin: str, found: list[tuple[int, int, str, str | None]],
@@ -492,12 +541,20 @@ class _Rows:
         else:
             flag_bits = adj.flag_bits
             bits = [flag_bits(ws, k, label_words[qi], tier) for qi, ws, k in zip(query, sets, n_words)]
-        self._extend(t_i, query, slot, texts, sources, [None] * n, [origin] * n, n_words, sets, bits, batch.vocabs)
+        vocabs = batch.vocabs
+        overlap = [len(vocabs[qi] & ws) / len(vocabs[qi]) if vocabs[qi] else 0.0 for qi, ws in zip(query, sets)]
+        self._extend(t_i, query, slot, texts, sources, [None] * n, [origin] * n, n_words, overlap, bits)
 
 
-def _pick(n: int, joined: str) -> int:
-    """``choice_index(n, *parts)`` from the parts already joined by ``\\x1f``."""
-    return int.from_bytes(sha256(joined.encode()).digest()[:8], "big") % n
+def _picks(n: list[int], joined: list[str]) -> list[int]:
+    """``choice_index(n[i], *parts)`` for each ``i``, from the parts already joined by ``\\x1f``:
+    the first 8 bytes of each sha256, big-endian, modulo ``n[i]`` (in numpy for the batch)."""
+    if not joined:
+        return []
+    if min(n) < 1:
+        raise ValueError("a choice among no options")
+    first = np.frombuffer(b"".join([sha256(j.encode()).digest() for j in joined]), dtype=">u8")[::4]
+    return (first % np.asarray(n, dtype=np.uint64)).tolist()
 
 
 #: the two hex digits of each byte value

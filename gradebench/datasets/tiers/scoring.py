@@ -87,6 +87,12 @@ class Adjuster:
             | (8 if tier not in self.exempt_tiers and not word_set.isdisjoint(self.gibberish) else 0)
         )
 
+    def union_bits(self, a: int, b: int, n_words: int, tier: str) -> int:
+        """:meth:`flag_bits` of the union of two word sets, from each set's own bits (same true
+        label, same tier) and the union's word count: a word set meets another set where either
+        part does, and only the short flag reads the count."""
+        return (a | b) & ~4 | (4 if tier in self.short_tiers and n_words < self.short_min_words else 0)
+
     def adjust_all(self, base: np.ndarray, bits: np.ndarray, overlap: np.ndarray) -> np.ndarray:
         """:meth:`adjust` of many candidates at once, bit for bit: the same additions in the same
         order (adding 0.0 changes nothing), then the clip. ``bits`` from :meth:`flag_bits`,
