@@ -39,6 +39,7 @@ def _tricky() -> dict[str, list[NLIExample]]:
         _ex("test", 12, "11", "A", "man sits .\x1fHe sits .", "entailment"),  # conflicting_source_id
         _ex("test", 13, "12", "A man sits .", "He sits .", "entailment", e="x\x1fy"),
         _ex("test", 14, "13", "A man sits .", "He sits .", "entailment", e="x"),  # not a repeated row
+        _ex("test", 15, "11", "A\x1fman sits .", "He sits .", "entailment", e="y"),  # duplicate_query
     ]
     b = [
         _ex("train", 0, "1", "A man runs .", "A person runs .", "entailment"),  # duplicate_query (other split)
