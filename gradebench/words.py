@@ -17,11 +17,28 @@ _WORD = re.compile(r"[a-z0-9]+")
 _LEXICAL = re.compile(r"\w+")
 
 
+def _spaces_but(keep: str) -> bytes:
+    """A ``bytes.translate`` table: the bytes of ``keep`` kept, every other byte a space."""
+    kept = frozenset(keep.encode())
+    return bytes(c if c in kept else 0x20 for c in range(256))
+
+
+_ALNUM = "abcdefghijklmnopqrstuvwxyz0123456789"
+#: for ASCII text: after ``lower``, a word character stays and anything else is a space, so the
+#: words are what ``split`` then finds (three passes in C, about a third of the regex's time)
+_WORD_TABLE = _spaces_but(_ALNUM)
+_LEXICAL_TABLE = _spaces_but(_ALNUM + "_")  # \w on ASCII text
+
+
 def words(text: str) -> list[str]:
     """Lower-cased alphanumeric tokens: ``"They're 2 cats."`` -> ``['they', 're', '2', 'cats']``."""
+    if text.isascii():
+        return text.lower().encode().translate(_WORD_TABLE).decode().split()
     return _WORD.findall(text.lower())
 
 
 def lexical_words(text: str) -> list[str]:
     """Lower-cased ``\\w+`` tokens (Unicode-aware): ``"Café's"`` -> ``['café', 's']``."""
+    if text.isascii():
+        return text.lower().encode().translate(_LEXICAL_TABLE).decode().split()
     return _LEXICAL.findall(text.lower())
