@@ -25,7 +25,7 @@ def _spaces_but(keep: str) -> bytes:
 
 _ALNUM = "abcdefghijklmnopqrstuvwxyz0123456789"
 #: for ASCII text: after ``lower``, a word character stays and anything else is a space, so the
-#: words are what ``split`` then finds (three passes in C, about a third of the regex's time)
+#: words are what ``split`` then finds (three passes in C: about 40% less time a build's texts)
 _WORD_TABLE = _spaces_but(_ALNUM)
 _LEXICAL_TABLE = _spaces_but(_ALNUM + "_")  # \w on ASCII text
 

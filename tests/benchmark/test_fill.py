@@ -93,3 +93,49 @@ def test_batched_picks_are_choice_index(items):
     from gradebench.hashing import choice_index
 
     assert _picks([n for n, _ in items], [text for _, text in items]) == [choice_index(n, text) for n, text in items]
+
+
+def _with_templates(recipe, good, count):
+    """``recipe`` with its ``good`` tier's templates (one list for every label) and count replaced."""
+    from gradebench.recipes.loader import recipe_from_dict
+
+    data = recipe.model_dump(mode="json", exclude_none=True)
+    for tier in data["tiers"]:
+        if tier["name"] == "good":
+            tier["templates"] = {label: list(good) for label in tier["templates"]}
+            tier["count"] = count
+    return recipe_from_dict(data)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.tuples(SENTENCE, SENTENCE), min_size=1, max_size=4), st.integers(1, 3))
+def test_bound_templates_with_braces_labels_and_repeats(pairs, count):
+    """Templates no shipped recipe has: literal braces, the label and the claimed label inside a
+    quoting template, a text quoted twice, one that quotes a single text, one where a word can
+    cross a placeholder, several variants of a tier a query: bound or not, the rows of filling."""
+    import numpy as np
+
+    from gradebench.datasets.records import NLIExample
+    from gradebench.datasets.tiers.candidates import CandidateBuilder, Query
+    from gradebench.recipes import load_recipe
+
+    good = ['{{x}} "{premise}" is {label}, so "{hypothesis}" {{ and "{premise}" again }}.',
+            '"{hypothesis}" because "{premise}"; {label} because (because) {label}.',
+            'only "{premise}" is quoted, {label}.',
+            'glued{premise} "{hypothesis}".']
+    r = _with_templates(load_recipe("esnli"), good, count)
+    fast, slow = CandidateBuilder(r), CandidateBuilder(r)
+    for t in slow._templates["good"].values():
+        for template in t:
+            template.concat = False
+    labels = list(r.labels)
+    queries = [Query(NLIExample(premise=p, hypothesis=h, label=labels[i % 3], explanations=("e x", "", ""),
+                                source_id=f"s{i}", row=i, split="train"), f"{i:016x}", "train", {})
+               for i, (p, h) in enumerate(pairs)]
+    a, b = fast.candidate_columns(queries), slow.candidate_columns(queries)
+    assert a.ids.to_pylist() == b.ids.to_pylist() and a.texts == b.texts and a.counts == b.counts
+    for name in ("scores", "n_words", "overlap"):
+        assert np.array_equal(getattr(a, name), getattr(b, name)), name
+    assert a.n_words.tolist() == [len(words(t)) for t in a.texts]
+    bound = {key[2]: bool(v) for key, v in fast._quoting.items()}
+    assert all(bound[j] == (j < 2) for j in bound)  # the first two bind; one quote, a glued word: filled

@@ -137,6 +137,8 @@ def test_min_greater_than_max(tmp_path):
         (lambda d: d["scoring"]["adjustments"].__setitem__("short_tiers", ["gold", "shiny"]), "unknown tiers"),
         (lambda d: d["tiers"].reverse(), "best first"),
         (lambda d: d.pop("labels"), "missing required key 'labels'"),
+        (lambda d: d.__setitem__("labels", ["entailment", "neutral", "contradiction", "neutral"]),
+         "labels must be unique"),
         (lambda d: d["tiers"][0].__setitem__("score_range", [0.5, 1.5]), r"inside \[0, 1\]"),
     ],
 )

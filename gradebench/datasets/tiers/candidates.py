@@ -171,7 +171,8 @@ class CandidateBuilder:
         self._parts: dict[str, Part] = {}
         self._ids: dict[tuple[str, str, int], str] = {}
         #: a template without premise or hypothesis, per (tier, key, index, label, claimed): its text,
-        #: template id, word count, word set and Algorithm 1's query-independent flags as bits
+        #: template id, word count, word set, Algorithm 1's query-independent flags as bits, and None
+        #: (its overlap with each query's words is measured per query)
         self._literal: dict[tuple[str, str, int, str, str], tuple] = {}
         #: a template quoting the premise and the hypothesis, per the same key: :meth:`_bind`'s figures
         self._quoting: dict[tuple[str, str, int, str, str], tuple] = {}

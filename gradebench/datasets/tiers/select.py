@@ -283,10 +283,10 @@ def _stream(recipe: TieredSection, examples: Mapping[str, Iterable[NLIExample]],
 
 @dataclass(frozen=True)
 class RowKeys:
-    """What :func:`stream` decides rows by, found where they are read (:func:`row_keys`), compact
-    to send: per row its skip reason or None; for the others its source id, and concatenated,
-    16 bytes for its texts (:func:`_text_key`), 16 for the whole row (:func:`_row_key`) and its
-    16-character query id."""
+    """What :func:`stream` decides rows by, found where they are read (:func:`row_keys`), cheap to
+    send (strings and concatenated bytes, no objects per row): per row its skip reason or None;
+    for the others its source id, and concatenated, 16 bytes for its texts (:func:`_text_key`),
+    16 for the whole row (:func:`_row_key`) and its 16-character query id."""
 
     reasons: list[str | None]
     source_ids: list[str]
@@ -298,8 +298,9 @@ class RowKeys:
 def row_keys(recipe: TieredSection, examples: Iterable[NLIExample]) -> RowKeys:
     """The :class:`RowKeys` of ``examples``: the part of :func:`stream`'s decisions a worker can make alone.
 
-    Two hashes a row (the loop runs once per source row, in the workers of a sharded build): the
-    query id's sha256, whose first 16 bytes also stand for the texts, and the row's."""
+    Two hashes a row (three where a text holds the separator; the loop runs once per source row,
+    in the workers of a sharded build): the query id's sha256, whose first 16 bytes also stand
+    for the texts, and the row's."""
     labels = frozenset(recipe.labels)
     needed = _own_explanations(recipe)
     reasons: list[str | None] = []
@@ -323,8 +324,9 @@ def _text_key(query_digest: bytes, premise: str, hypothesis: str) -> bytes:
     """16 bytes standing for (premise, hypothesis) among the rows of one source id: the first 16
     bytes of the query id's sha256 (``query, source id, premise, hypothesis`` joined by ``\\x1f``:
     with the source id fixed and neither text holding the separator, the texts are read back
-    from it unambiguously), or where a text holds it, of the texts written as :func:`_joined`
-    writes them (a ``b"l"`` first keeps the two kinds apart)."""
+    from it unambiguously), or where a text holds it, ``b"l"`` and the first 15 bytes of the
+    sha256 of the texts written as :func:`_joined` writes them. Keys of different texts meet
+    only by chance, about 2**-120 a pair."""
     if SEP in premise or SEP in hypothesis:
         return b"l" + sha256(_joined((premise, hypothesis))).digest()[:15]
     return query_digest[:16]
@@ -341,7 +343,8 @@ class KeyedStream:
     given in order (rows of the first ``limit`` of each split, splits in sorted order).
 
     The same decisions as :func:`_stream` makes, in the same order (``tests/benchmark/
-    test_sharded_read.py`` compares them), with rows and texts known by 16 bytes of sha256 each.
+    test_sharded_read.py`` compares them), with rows and texts known by 16 bytes each (sha256's:
+    two different ones meet by a chance of about 2**-120 a pair), source ids as they are.
     """
 
     def __init__(self, skipped: Counter) -> None:

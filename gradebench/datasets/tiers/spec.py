@@ -319,6 +319,8 @@ class TieredSection(StrictModel):
 
     @model_validator(mode="after")
     def _cross_checks(self) -> TieredSection:
+        if len(set(self.labels)) != len(self.labels):  # (a wrong-label tier would have nothing to claim)
+            raise ValueError(f"labels must be unique, got {self.labels}")
         names = [t.name for t in self.tiers]
         if len(set(names)) != len(names):
             raise ValueError(f"tier names must be unique, got {names}")
