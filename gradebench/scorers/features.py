@@ -77,8 +77,8 @@ def salt_id(salt: str, namespace: str) -> np.uint64:
 
 def _word_ids(tokens: list[str], salt: str) -> np.ndarray:
     """uint64 id of each token (``blake2b`` keyed by ``salt``; each distinct word hashed once)."""
-    vocab: dict[str, int] = {}
-    idx = np.fromiter((vocab.setdefault(t, len(vocab)) for t in tokens), dtype=np.int64, count=len(tokens))
+    vocab = {w: i for i, w in enumerate(dict.fromkeys(tokens))}  # distinct words, first seen first
+    idx = np.fromiter(map(vocab.__getitem__, tokens), dtype=np.int64, count=len(tokens))
     key = salt.encode()[:64]
     ids = np.fromiter(
         (int.from_bytes(hashlib.blake2b(w.encode(), digest_size=8, key=key).digest(), "little") for w in vocab),
@@ -195,6 +195,20 @@ def hash_texts(
     """
     dim = _check_dim(dim)
     texts = [str(t) for t in texts]
+    # a text's row depends on the text alone: each distinct text is hashed once (a benchmark's
+    # template candidates are a few texts repeated on every list), then the rows are repeated
+    first: dict[str, int] = {}
+    which = [first.setdefault(t, len(first)) for t in texts]
+    if len(first) == len(texts):
+        return _hash_distinct(texts, dim, word_ngrams, char_ngrams, salt)
+    out = _hash_distinct(list(first), dim, word_ngrams, char_ngrams, salt)[np.asarray(which, dtype=np.int64)]
+    out.sort_indices()  # (they are; this sets the flag)
+    return out
+
+
+def _hash_distinct(texts: list[str], dim: int, word_ngrams: tuple[int, int], char_ngrams: tuple[int, int],
+                   salt: str) -> sp.csr_matrix:
+    """:func:`hash_texts` of ``texts``, each row from its own text."""
     n = len(texts)
     out = sp.csr_matrix((n, dim), dtype=np.float32)
     for entries in (word_ngram_entries(texts, dim=dim, ngrams=word_ngrams, salt=salt),

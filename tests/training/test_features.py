@@ -56,6 +56,20 @@ def test_same_columns_in_another_process_whatever_pythonhashseed(seed):
     assert out.stdout.strip() == str(PINNED)
 
 
+def test_repeated_texts_get_the_rows_each_text_gets_alone():
+    """Each distinct text is hashed once and its row repeated: bit for bit the rows of hashing
+    every text on its own, in order, sorted as promised (and the same with no repeat at all)."""
+    texts = ["The cat sat.", "a dog", "The cat sat.", "", "a dog", "The cat sat.", "ünï cödé", ""]
+    x = hash_texts(texts, dim=2**12)
+    alone = [hash_texts([t], dim=2**12) for t in texts]
+    assert x.shape == (len(texts), 2**12) and x.has_sorted_indices and x.dtype == np.float32
+    for i, row in enumerate(alone):
+        got = x[i]
+        assert got.indices.tolist() == row.indices.tolist() and got.data.tobytes() == row.data.tobytes()
+    distinct = hash_texts(list(dict.fromkeys(texts)), dim=2**12)
+    assert (x[[0, 1, 3, 6]] != distinct).nnz == 0
+
+
 def test_case_and_spacing_are_normalised_and_empty_text_is_empty():
     x = hash_texts(["A cat  sleeps", "a CAT sleeps", "", "  "], dim=2**16)
     assert (x[0] != x[1]).nnz == 0
