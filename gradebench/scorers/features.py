@@ -75,10 +75,15 @@ def salt_id(salt: str, namespace: str) -> np.uint64:
     return np.uint64(int.from_bytes(digest, "little"))
 
 
+def _distinct(items: Sequence[str]) -> tuple[list[str], np.ndarray]:
+    """The distinct items, first seen first, and each item's place among them (dicts built in C)."""
+    place = {w: i for i, w in enumerate(dict.fromkeys(items))}
+    return list(place), np.fromiter(map(place.__getitem__, items), dtype=np.int64, count=len(items))
+
+
 def _word_ids(tokens: list[str], salt: str) -> np.ndarray:
     """uint64 id of each token (``blake2b`` keyed by ``salt``; each distinct word hashed once)."""
-    vocab = {w: i for i, w in enumerate(dict.fromkeys(tokens))}  # distinct words, first seen first
-    idx = np.fromiter(map(vocab.__getitem__, tokens), dtype=np.int64, count=len(tokens))
+    vocab, idx = _distinct(tokens)
     key = salt.encode()[:64]
     ids = np.fromiter(
         (int.from_bytes(hashlib.blake2b(w.encode(), digest_size=8, key=key).digest(), "little") for w in vocab),
@@ -197,11 +202,10 @@ def hash_texts(
     texts = [str(t) for t in texts]
     # a text's row depends on the text alone: each distinct text is hashed once (a benchmark's
     # template candidates are a few texts repeated on every list), then the rows are repeated
-    first: dict[str, int] = {}
-    which = [first.setdefault(t, len(first)) for t in texts]
-    if len(first) == len(texts):
+    distinct, which = _distinct(texts)
+    if len(distinct) == len(texts):
         return _hash_distinct(texts, dim, word_ngrams, char_ngrams, salt)
-    out = _hash_distinct(list(first), dim, word_ngrams, char_ngrams, salt)[np.asarray(which, dtype=np.int64)]
+    out = _hash_distinct(distinct, dim, word_ngrams, char_ngrams, salt)[which]
     out.sort_indices()  # (they are; this sets the flag)
     return out
 
