@@ -26,7 +26,15 @@ from gradebench.benchmark.format import MANIFEST, SCHEMA_VERSION
 from gradebench.benchmark.manifest import cached_problem, file_digests, read_manifest
 from gradebench.benchmark.splits import resplit_of
 from gradebench.benchmark.summary import RowFeatures, summarize
-from gradebench.benchmark.workers import NOT_YET, Encoding, gc_paused, run_batches, start_method
+from gradebench.benchmark.workers import (
+    NOT_YET,
+    WORKER_MODULES,
+    Encoding,
+    gc_paused,
+    prestart,
+    run_batches,
+    start_method,
+)
 from gradebench.threads import available_cores
 from gradebench.benchmark.writer import BenchmarkWriter, final_dir, is_complete, staging, uninterrupted
 from gradebench.datasets import Builder, get_builder
@@ -334,6 +342,9 @@ def build(
     builder = builder_cls(r)
     # before any reading, hashing or downloading: an unusable --out fails in milliseconds
     check_writable_dir(Path(out) / r.name, what="--out")
+    n_workers = workers if workers is not None else available_cores()
+    if engine != "ray" and n_workers > 1:  # the workers' imports, on another core while the source is hashed
+        prestart((*WORKER_MODULES, builder_cls.__module__))
     effective_resplit = resplit if resplit is not None else r.resplit
     files = locate_source(builder, r, source)
     hashed = [SourceFile(f.path, sha256_file(f.path), f.role) for f in files]
@@ -349,7 +360,6 @@ def build(
 
     timer = PhaseTimer()
     cpu = time.process_time()
-    n_workers = workers if workers is not None else available_cores()
     sharded = None
     if engine != "ray" and n_workers > 1 and start_method() is not None:
         # where the builder can, the workers read and key the source too: this process only indexes it

@@ -1,0 +1,69 @@
+"""``prestart``: the forkserver is started before the source is hashed and indexed, with the
+modules a worker imports imported there once (each worker is then a fork that has them).
+
+Each case runs in a fresh interpreter: multiprocessing keeps one forkserver per process, so
+a test in this one would see (or leave) another test's server.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from tests.conftest import REPO
+
+#: a module the probe's pool runs (a child unpickles its function by name; nothing else imports it)
+_LOADED = "import sys\n\n\ndef loaded():\n    return 'colorsys' in sys.modules\n"
+
+#: run with ``-c`` (no script for the workers to import again), so the workers are the forkserver's
+_PROBE = textwrap.dedent(
+    """
+    import json, multiprocessing as mp, sys
+    from multiprocessing import forkserver
+    sys.path.insert(0, {folder!r})
+    from probe_loaded import loaded
+    {before}
+    from gradebench.benchmark.workers import prestart
+
+    started = prestart(["colorsys"])
+    with mp.get_context("forkserver").Pool(1) as pool:  # a child of the server: what it has unasked
+        child = pool.apply_async(loaded).get(60)
+    print(json.dumps({{"started": started, "preload": forkserver._forkserver._preload_modules, "child": child}}))
+    """
+)
+
+
+def _probe(tmp_path, before: str = "pass") -> dict:
+    (tmp_path / "probe_loaded.py").write_text(_LOADED)
+    code = _PROBE.format(folder=str(tmp_path), before=before)
+    out = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    return json.loads(out.stdout.splitlines()[-1])
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="the forkserver start method is Linux's default here")
+def test_the_server_starts_with_the_workers_modules_added_to_the_callers(tmp_path):
+    got = _probe(tmp_path, 'mp.set_forkserver_preload(["__main__", "json"])')
+    assert got["started"] is True
+    assert got["preload"] == ["__main__", "json", "colorsys"]  # the caller's kept, first
+    assert got["child"] is True  # imported by the server: nothing in the child asked for it
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="the forkserver start method is Linux's default here")
+def test_a_running_server_is_left_as_it_is(tmp_path):
+    got = _probe(tmp_path, 'mp.get_context("forkserver").Process(target=print).start()')  # started plainly
+    assert got["started"] is False
+    assert got["preload"] == ["__main__"]
+    assert got["child"] is False
+
+
+def test_nothing_starts_where_workers_are_forked(tmp_path):
+    """An unguarded script gets plain forks (start_method "fork"): no server to start."""
+    script = tmp_path / "unguarded.py"
+    script.write_text("from gradebench.benchmark.workers import prestart\nprint(prestart(['colorsys']))\n")
+    out = subprocess.run([sys.executable, str(script)], cwd=REPO, capture_output=True, text=True, timeout=120)
+    assert (out.returncode, out.stdout.strip()) == (0, "False"), out.stderr
