@@ -52,10 +52,11 @@ def columns_to_tables(
         "tier": _arrow(batch.tiers, pa.string()),
         **{c.name: _arrow(values, c.type) for c, values in zip(c_cols, batch.candidate_extra)},
     }
+    tier, tier_names = _tier_codes(c_arrays["tier"])
     feats = {
         "score": score,
         "relevance": np.asarray(batch.relevance, dtype=np.int16),
-        "tier": np.asarray(batch.tiers, dtype=object),
+        "tier": tier,
         "human": np.asarray(batch.human, dtype=np.int8),
         "n_words": np.asarray(batch.n_words, dtype=np.int32),
         "overlap": np.asarray(batch.overlap, dtype=np.float64),
@@ -85,8 +86,15 @@ def columns_to_tables(
                 data[c.name] = c_arrays[c.name] if whole else c_arrays[c.name].take(r_take)
         part = {f: v if whole else v[r_take] for f, v in feats.items()}
         values = {n: v if whole else v[q_take] for n, v in stat_values.items()}
-        out[split] = (pa.table(data), RowFeatures(counts=q_counts, query_values=values, **part))
+        out[split] = (pa.table(data), RowFeatures(counts=q_counts, query_values=values, tier_names=tier_names, **part))
     return out
+
+
+def _tier_codes(tiers: pa.Array) -> tuple[np.ndarray, tuple[str, ...]]:
+    """Each row's tier as a code into the distinct names (first seen first), -1 for none; in Arrow."""
+    encoded = tiers.dictionary_encode()
+    codes = encoded.indices.fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int16)
+    return codes, tuple(encoded.dictionary.to_pylist())
 
 
 def _arrow(values, type_: pa.DataType) -> pa.Array:

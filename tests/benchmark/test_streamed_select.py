@@ -196,3 +196,53 @@ def test_ndcg_from_another_block_is_within_an_ulp_and_the_rounded_stats_agree():
     for key in ("tier_ndcg@3", "tier_ndcg@5"):
         a, b = merged.figures[key], query_figures(whole)[key]
         assert all(_ulps(x, y) <= 1 for x, y in zip(a.tolist(), b.tolist()))
+
+
+def _masked_stats(tiers: list, f: RowFeatures, names: list) -> tuple[dict, dict]:
+    """The per-tier and per-grade stats as the build computed them before tiers were codes: one
+    boolean mask over a column of names per tier, and over the grades per grade."""
+    from gradebench.benchmark.summary import _round
+
+    out = {}
+    for name, relevance in tiers:
+        sel = np.asarray(names, dtype=object) == name
+        if not sel.any():
+            out[name] = {"candidates": 0}
+            continue
+        s = f.score[sel]
+        out[name] = {"candidates": int(sel.sum()), "relevance": relevance, "score_mean": _round(s.mean()),
+                     "score_min": _round(s.min()), "score_max": _round(s.max()),
+                     "words_mean": _round(f.n_words[sel].mean()), "query_overlap_mean": _round(f.overlap[sel].mean()),
+                     "human_share": _round((f.human[sel] == 1).mean()) if (f.human[sel] >= 0).all() else None}
+    grades = {}
+    for g in np.unique(f.relevance).tolist():
+        sel = f.relevance == g
+        grades[str(g)] = {"candidates": int(sel.sum()), "score_mean": _round(f.score[sel].mean()),
+                          "words_mean": _round(f.n_words[sel].mean()),
+                          "query_overlap_mean": _round(f.overlap[sel].mean())}
+    return out, grades
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_tier_codes_merge_across_batches_and_give_the_masked_stats(seed):
+    """Rows' tiers travel as codes into each batch's own names (first seen first, -1 for none):
+    batches that met the tiers in other orders, or not all of them, merge into the whole's
+    names, and the per-tier and per-grade stats are those one mask a tier gave, bit for bit."""
+    from gradebench.benchmark.summary import grade_stats, tier_stats
+
+    rng = np.random.default_rng(seed)
+    n_queries = int(rng.integers(2, 200))
+    kw = _features(rng, n_queries, int(rng.choice([1, 5, 12])), unknown_authors=seed % 3 == 0)
+    pool = ["gold", "good", "fair", None, "poor"]
+    kw["tiers"] = [pool[i] for i in rng.integers(0, 5 if seed % 2 else 3, len(kw["scores"]))]
+    cuts = sorted(set(rng.integers(1, n_queries, int(rng.integers(1, 6))).tolist()))
+    bounds = [0, *cuts, n_queries]
+    merged = RowFeatures.concat([_part(kw, a, b) for a, b in zip(bounds[:-1], bounds[1:])])
+    whole = RowFeatures.from_rows(**kw)
+    names_of = lambda f: [f.tier_names[c] if c >= 0 else None for c in f.tier.tolist()]  # noqa: E731
+    assert names_of(merged) == names_of(whole) == kw["tiers"]
+    tiers = [("gold", 4), ("good", 3), ("fair", 2), ("poor", 1), ("absent", 0)]
+    want_tiers, want_grades = _masked_stats(tiers, whole, kw["tiers"])
+    for f in (merged, whole):
+        assert tier_stats(tiers, f) == want_tiers
+        assert grade_stats(f)["grades"] == want_grades
