@@ -181,17 +181,24 @@ def test_a_bad_source_gives_the_error_reading_it_whole_gives(source, broken):
 @pytest.mark.parametrize("cut", [1, 2, 3, 5, 100])
 @pytest.mark.parametrize("examples", [_tricky, _same_texts_other_explanations])
 def test_keys_found_slice_by_slice_give_the_streams_decisions(examples, cut):
+    """Short slices take both ways: a slice whose rows meet no other row is kept whole (the sets
+    grown at once), the others row by row; the decisions are the stream's either way."""
     recipe = load_recipe("esnli")
     queries, want_skipped = tiers_select.stream(recipe, examples(), limit=None)
     want = [(q.split, q.example.row, q.query_id) for q in queries]
     skipped = type(want_skipped)()
     keyed = tiers_select.KeyedStream(skipped)
+    whole = keyed._all_fresh
+    ways = []
+    keyed._all_fresh = lambda *args: ways.append(whole(*args)) or ways[-1]
     got = []
     for split, rows in sorted(examples().items()):
         for a in range(0, len(rows), cut):
             keys = tiers_select.row_keys(recipe, rows[a:a + cut])
             got += [(split, row, qid) for row, qid in keyed.kept(split, a, keys)]
     assert got == want and skipped == want_skipped
+    if cut <= 2:
+        assert any(w is None for w in ways) and any(w is not None for w in ways)
 
 
 def _files(folder: Path) -> dict[str, bytes]:
