@@ -5,6 +5,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from gradebench.datasets.tiers.candidates import _BOUND
 from gradebench.datasets.tiers.fill import Part, Template, join_words
 from gradebench.words import words
 
@@ -83,7 +84,7 @@ def test_bound_templates_give_the_rows_of_filling(pairs, recipe):
     for name in ("scores", "relevance", "human", "n_words", "overlap"):
         assert np.array_equal(getattr(a, name), getattr(b, name)), name
     assert a.n_words.tolist() == [len(words(t)) for t in a.texts]
-    assert fast._quoting and any(fast._quoting.values())  # the shortcut was taken
+    assert any(e[0] == _BOUND for e in fast._entries.values())  # the shortcut was taken
 
 
 @settings(max_examples=50, deadline=None)
@@ -137,5 +138,5 @@ def test_bound_templates_with_braces_labels_and_repeats(pairs, count):
     for name in ("scores", "n_words", "overlap"):
         assert np.array_equal(getattr(a, name), getattr(b, name)), name
     assert a.n_words.tolist() == [len(words(t)) for t in a.texts]
-    bound = {key[2]: bool(v) for key, v in fast._quoting.items()}
+    bound = {key[2]: e[0] == _BOUND for key, e in fast._entries.items() if key[0] == "good"}
     assert all(bound[j] == (j < 2) for j in bound)  # the first two bind; one quote, a glued word: filled

@@ -170,12 +170,10 @@ class CandidateBuilder:
         }
         self._parts: dict[str, Part] = {}
         self._ids: dict[tuple[str, str, int], str] = {}
-        #: a template without premise or hypothesis, per (tier, key, index, label, claimed): its text,
-        #: template id, word count, word set, Algorithm 1's query-independent flags as bits, and None
-        #: (its overlap with each query's words is measured per query)
-        self._literal: dict[tuple[str, str, int, str, str], tuple] = {}
-        #: a template quoting the premise and the hypothesis, per the same key: :meth:`_bind`'s figures
-        self._quoting: dict[tuple[str, str, int, str, str], tuple] = {}
+        #: what a candidate is per (tier, key, template index, label, claimed label): :meth:`_entry`
+        self._entries: dict[tuple[str, str, int, str, str], tuple] = {}
+        #: a number for each (key, label, claimed label) a batch's template tiers met
+        self._codes: dict[tuple[str, str, str], int] = {}
         #: the labels other than each label, in recipe order (what a wrong-label tier claims)
         self._wrong: dict[str, list[str]] = {}
 
@@ -302,7 +300,14 @@ class CandidateBuilder:
 
     def _template_rows(self, rows: _Rows, t_i: int, tier: TierSpec, units: Sequence[Query],
                        batch: _BatchQueries) -> None:
-        """A template tier: each query's variants (content-seeded), filled or from the literal cache."""
+        """A template tier: each query's variants (content-seeded), in columns over the batch.
+
+        The batch's candidates meet a few (template, label, claimed label) only, each resolved once
+        per builder (:meth:`_entry`); per candidate there is then a literal's text, or a bound
+        template's text formatted, or a template filled and tokenized, plus for a literal its
+        overlap with the query's words. Counts and flags are numpy over the batch (the same
+        integers as :meth:`~.scoring.Adjuster.flag_bits` and :meth:`~.scoring.Adjuster.union_bits`
+        give one by one, ``tests/benchmark/test_fill.py``)."""
         labels, adj = batch.labels, batch.adjuster
         ns = self.ns
         name = tier.name
@@ -324,51 +329,93 @@ class CandidateBuilder:
             keys = claimed = labels
         starts = _picks([len(templates[key]) for key in keys],
                         [f"{ns}\x1ftemplate\x1f{q.query_id}\x1f{name}" for q in units])
-        literal = self._literal
         count = tier.count
+        n_q = len(units)
+        if not n_q or count < 1:
+            return
+        # each candidate's query, slot and template (query-major, as the rows of one query come)
+        query = np.repeat(np.arange(n_q), count)
+        slot = np.tile(np.arange(count), n_q)
+        n_options = np.asarray([len(templates[key]) for key in keys], dtype=np.int64)
+        j = (np.asarray(starts, dtype=np.int64)[query] + slot) % n_options[query]
+        # the few distinct (template, label, claimed label) of the batch, each resolved once
+        codes = self._codes
+        per_query = np.asarray([codes.setdefault(k, len(codes)) for k in zip(keys, labels, claimed)], dtype=np.int64)
+        combo = per_query[query] * int(n_options.max()) + j
+        _, first, which = np.unique(combo, return_index=True, return_inverse=True)
+        which = which.reshape(-1)
+        entries = []
+        for c in first.tolist():
+            qi = int(query[c])
+            entries.append(self._entry(name, keys[qi], int(j[c]), labels[qi], claimed[qi]))
+        kind = np.asarray([e[0] for e in entries], dtype=np.int8)[which]
+        n = query.shape[0]
+        texts = [entries[e][1] for e in which.tolist()]  # a literal's text; the others' set below
+        template_ids = [e[2] for e in entries]
+        template_ids = [template_ids[e] for e in which.tolist()]
+        n_words = np.zeros(n, dtype=np.int64)
+        bits = np.zeros(n, dtype=np.int64)
+        overlap = np.zeros(n, dtype=np.float64)
+        vocabs = batch.vocabs
+        lit = np.flatnonzero(kind == _LITERAL)
+        if lit.size:
+            e_lit = which[lit]
+            n_words[lit] = np.asarray([e[3] if e[0] == _LITERAL else 0 for e in entries], dtype=np.int64)[e_lit]
+            bits[lit] = np.asarray([e[5] if e[0] == _LITERAL else 0 for e in entries], dtype=np.int64)[e_lit]
+            sets = [e[4] if e[0] == _LITERAL else None for e in entries]
+            overlap[lit] = [(len(vocabs[qi] & sets[e]) / len(vocabs[qi]) if vocabs[qi] else 0.0)
+                            for qi, e in zip(query[lit].tolist(), e_lit.tolist())]
+        bound = np.flatnonzero(kind == _BOUND)
+        if bound.size:  # its words are the literals' and the query's: no tokenizing, no set
+            e_b, q_b = which[bound], query[bound]
+            figures = np.asarray([e[3:7] if e[0] == _BOUND else (0, 0, 0, 0) for e in entries], dtype=np.int64)
+            n_b = (figures[e_b, 0] + figures[e_b, 2] * batch.premise_words[q_b]
+                   + figures[e_b, 3] * batch.hypothesis_words[q_b])
+            n_words[bound] = n_b
+            if adj is not None:  # the union's flags (Adjuster.union_bits): the rest's and the query's words'
+                keep, shorter = adj.tier_rule(name)
+                bits[bound] = (figures[e_b, 1] | batch.vocab_bits[q_b]) & (keep & ~4) | np.where(n_b < shorter, 4, 0)
+            overlap[bound] = np.where(batch.vocab_sizes[q_b] > 0, 1.0, 0.0)
+            premises, hypotheses = batch.premises, batch.hypotheses
+            for c, e, qi in zip(bound.tolist(), e_b.tolist(), q_b.tolist()):
+                texts[c] = entries[e][1].format(premise=premises[qi].text, hypothesis=hypotheses[qi].text)
         part = self._part
-        # (query, slot, text, template id, word count, word set, flag bits, query overlap or None) per candidate
-        found: list[tuple] = []
-        add = found.append
-        for qi, (key, label, said, start) in enumerate(zip(keys, labels, claimed, starts)):
-            options = templates[key]
-            for slot in range(count):
-                j = (start + slot) % len(options)
-                cache_key = (name, key, j, label, said)
-                cached = literal.get(cache_key)
-                if cached is not None:  # the same few texts again and again
-                    add((qi, slot) + cached)
-                    continue
-                template = options[j]
-                if template.quotes:
-                    bound = self._quoting.get(cache_key)
-                    if bound is None:
-                        bound = self._quoting[cache_key] = self._bind(template, cache_key)  # () where it cannot
-                    if bound:  # its words are the literals' and the query's: no tokenizing, no set
-                        fmt, tid, n_static, static_bits, n_premise, n_hypothesis = bound
-                        p, h = batch.premises[qi], batch.hypotheses[qi]
-                        n = n_static + n_premise * len(p.words) + n_hypothesis * len(h.words)
-                        vocab = batch.vocabs[qi]
-                        bits = 0
-                        if adj is not None:
-                            bits = adj.union_bits(static_bits, adj.flag_bits(vocab, n, batch.label_words[qi], name),
-                                                  n, name)
-                        add((qi, slot, fmt.format(premise=p.text, hypothesis=h.text), tid, n, None, bits,
-                             1.0 if vocab else 0.0))
-                        continue
-                    values = {"label": part(label), "claimed_label": part(said)}
-                    values["premise"], values["hypothesis"] = batch.premises[qi], batch.hypotheses[qi]
-                    text, composed = template.fill(values)
-                    word_set = frozenset(composed)
-                    bits = adj.flag_bits(word_set, len(composed), batch.label_words[qi], name) if adj is not None else 0
-                    add((qi, slot, text, self._template_id(name, key, j), len(composed), word_set, bits, None))
-                    continue
-                values = {"label": part(label), "claimed_label": part(said)}
-                text = "".join(p.text if isinstance(p, Part) else values[p].text for p in template.pieces)
-                cached = literal[cache_key] = (text, self._template_id(name, key, j)) + self._static_figures(
-                    name, label, text) + (None,)
-                add((qi, slot) + cached)
-        rows.add_templates(t_i, found, batch.vocabs)
+        for c in np.flatnonzero(kind == _FILLED).tolist():  # a quoting template whose words must be found
+            qi = int(query[c])
+            template = entries[which[c]][3]
+            values = {"label": part(labels[qi]), "claimed_label": part(claimed[qi]),
+                      "premise": batch.premises[qi], "hypothesis": batch.hypotheses[qi]}
+            texts[c], composed = template.fill(values)
+            word_set = frozenset(composed)
+            n_words[c] = len(composed)
+            bits[c] = adj.flag_bits(word_set, len(composed), batch.label_words[qi], name) if adj is not None else 0
+            overlap[c] = len(vocabs[qi] & word_set) / len(vocabs[qi]) if vocabs[qi] else 0.0
+        rows.add_columns(t_i, query.tolist(), slot.tolist(), texts, template_ids, n_words.tolist(), overlap.tolist(),
+                         bits.tolist())
+
+    def _entry(self, name: str, key: str, j: int, label: str, said: str) -> tuple:
+        """What a candidate of template ``j`` of ``templates[key]`` in tier ``name`` is, for a query of
+        true label ``label`` that claims ``said``, found once per builder: ``(_LITERAL, text,
+        template id, word count, word set, flag bits)`` for a template quoting neither text,
+        ``(_BOUND, format string, template id, rest's word count, rest's flag bits, times the
+        premise is quoted, times the hypothesis is)`` where :meth:`_bind` applies, else
+        ``(_FILLED, None, template id, template)``: filled and tokenized per query."""
+        cache_key = (name, key, j, label, said)
+        entry = self._entries.get(cache_key)
+        if entry is not None:
+            return entry
+        template = self._templates[name][key][j]
+        tid = self._template_id(name, key, j)
+        if not template.quotes:
+            values = {"label": self._part(label), "claimed_label": self._part(said)}
+            text = "".join(p.text if isinstance(p, Part) else values[p].text for p in template.pieces)
+            entry = (_LITERAL, text, tid) + self._static_figures(name, label, text)
+        else:
+            bound = self._bind(template, cache_key)
+            entry = (_BOUND, bound[0], tid, bound[2], bound[3], bound[4], bound[5]) if bound else (
+                _FILLED, None, tid, template)
+        self._entries[cache_key] = entry
+        return entry
 
     def _bind(self, template: Template, cache_key: tuple[str, str, int, str, str]) -> tuple:
         """A template that quotes both the premise and the hypothesis, bound to a label and a claimed
@@ -460,6 +507,12 @@ class _BatchQueries:
     vocabs: list[frozenset[str]]
     label_words: list
     adjuster: Adjuster | None
+    #: each query's words' flags for its true label (:meth:`~.scoring.Adjuster.word_bits`; 0 without one)
+    vocab_bits: np.ndarray
+    #: each query's number of distinct words, and its premise's and hypothesis' word counts
+    vocab_sizes: np.ndarray
+    premise_words: np.ndarray
+    hypothesis_words: np.ndarray
 
     @classmethod
     def of(cls, units: Sequence[Query], adjuster: Adjuster | None) -> _BatchQueries:
@@ -474,15 +527,17 @@ class _BatchQueries:
                 part = parts[text] = Part.of(text)
             premises.append(part)
         hypotheses = [Part.of(e.hypothesis.strip()) for e in examples]
-        return cls(
-            labels=labels,
-            premises=premises,
-            hypotheses=hypotheses,
-            vocabs=[frozenset(p.words).union(h.words) for p, h in zip(premises, hypotheses)],
-            label_words=([adjuster.label_words.get(label, ()) for label in labels] if adjuster is not None
-                         else [()] * len(labels)),
-            adjuster=adjuster,
-        )
+        vocabs = [frozenset(p.words).union(h.words) for p, h in zip(premises, hypotheses)]
+        if adjuster is None:
+            label_words, vocab_bits = [()] * len(labels), [0] * len(labels)
+        else:
+            label_words = [adjuster.label_words.get(label, ()) for label in labels]
+            vocab_bits = list(map(adjuster.word_bits, vocabs, label_words))
+        return cls(labels=labels, premises=premises, hypotheses=hypotheses, vocabs=vocabs, label_words=label_words,
+                   adjuster=adjuster, vocab_bits=np.asarray(vocab_bits, dtype=np.int64),
+                   vocab_sizes=np.fromiter(map(len, vocabs), dtype=np.int64, count=len(vocabs)),
+                   premise_words=np.asarray([len(p.words) for p in premises], dtype=np.int64),
+                   hypothesis_words=np.asarray([len(h.words) for h in hypotheses], dtype=np.int64))
 
 
 class _Rows:
@@ -502,15 +557,10 @@ class _Rows:
         self.overlap: list[float] = []
         self.bits: list[int] = []
 
-    def add_templates(self, t_i: int, found: list[tuple], vocabs: list[frozenset[str]]) -> None:
-        """Filled templates, ``(query, slot, text, template id, word count, word set, flag bits,
-        query overlap)`` each; an overlap of None is measured here, from the word set."""
-        n = len(found)
-        if not n:
-            return
-        query, slot, texts, template_ids, n_words, sets, bits, overlap = (list(col) for col in zip(*found))
-        overlap = [(len(vocabs[qi] & ws) / len(vocabs[qi]) if vocabs[qi] else 0.0) if o is None else o
-                   for qi, ws, o in zip(query, sets, overlap)]
+    def add_columns(self, t_i: int, query: list[int], slot: list[int], texts: list[str], template_ids: list[str],
+                    n_words: list[int], overlap: list[float], bits: list[int]) -> None:
+        """Filled templates, a column each."""
+        n = len(query)
         self._extend(t_i, query, slot, texts, [None] * n, template_ids, ["template"] * n, n_words, overlap, bits)
 
     def _extend(self, t_i: int, query: list[int], slot: list[int], texts: list[str], sources: list, template_ids: list,
@@ -539,9 +589,11 @@ class _Rows:
         n_words = [len(t) for t in tokens]
         if adj is None:
             bits = [0] * n
-        else:
-            flag_bits = adj.flag_bits
-            bits = [flag_bits(ws, k, label_words[qi], tier) for qi, ws, k in zip(query, sets, n_words)]
+        else:  # Adjuster.flag_bits, its tier's part found once
+            keep, shorter = adj.tier_rule(tier)
+            word_bits = adj.word_bits
+            bits = [word_bits(ws, label_words[qi]) & keep | (4 if k < shorter else 0)
+                    for qi, ws, k in zip(query, sets, n_words)]
         vocabs = batch.vocabs
         overlap = [len(vocabs[qi] & ws) / len(vocabs[qi]) if vocabs[qi] else 0.0 for qi, ws in zip(query, sets)]
         self._extend(t_i, query, slot, texts, sources, [None] * n, [origin] * n, n_words, overlap, bits)
@@ -557,6 +609,10 @@ def _picks(n: list[int], joined: list[str]) -> list[int]:
     first = np.frombuffer(b"".join([sha256(j.encode()).digest() for j in joined]), dtype=">u8")[::4]
     return (first % np.asarray(n, dtype=np.uint64)).tolist()
 
+
+#: what a template tier's candidate is (:meth:`CandidateBuilder._entry`): a text quoting neither the
+#: premise nor the hypothesis, a bound quoting template, or one filled and tokenized per query
+_LITERAL, _BOUND, _FILLED = 0, 1, 2
 
 #: the two hex digits of each byte value
 _HEX = np.array([f"{b:02x}".encode() for b in range(256)], dtype="S2")

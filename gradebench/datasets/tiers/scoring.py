@@ -87,6 +87,20 @@ class Adjuster:
             | (8 if tier not in self.exempt_tiers and not word_set.isdisjoint(self.gibberish) else 0)
         )
 
+    def word_bits(self, word_set: frozenset[str] | set[str], label_words: frozenset[str] | tuple) -> int:
+        """:meth:`flag_bits` but the two that depend on the tier: label word 1, keyword 2, and
+        gibberish 8 as if the tier were not exempt (:meth:`tier_rule` says what to keep)."""
+        return ((0 if word_set.isdisjoint(label_words) else 1) | (0 if word_set.isdisjoint(self.keywords) else 2)
+                | (0 if word_set.isdisjoint(self.gibberish) else 8))
+
+    def tier_rule(self, tier: str) -> tuple[int, float]:
+        """What :meth:`flag_bits` makes of :meth:`word_bits` in ``tier``: ``(mask, shorter)``, the
+        bits kept (gibberish dropped where the tier is exempt) and the word count a candidate is
+        short below (-inf where the tier has no short penalty), so that ``flag_bits(...) ==
+        word_bits(...) & mask | (4 if n_words < shorter else 0)``."""
+        mask = ~8 if tier in self.exempt_tiers else ~0
+        return mask, (self.short_min_words if tier in self.short_tiers else float("-inf"))
+
     def union_bits(self, a: int, b: int, n_words: int, tier: str) -> int:
         """:meth:`flag_bits` of the union of two word sets, from each set's own bits (same true
         label, same tier) and the union's word count: a word set meets another set where either
