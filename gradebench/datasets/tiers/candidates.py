@@ -188,7 +188,7 @@ class CandidateBuilder:
         """
         rows = _Rows()
         self._tier_rows(rows, 0, tier, [q], _BatchQueries.of([q], self._adjusting()))
-        return list(zip(rows.texts, rows.template_ids, rows.sources, rows.origins))
+        return list(zip(rows.texts, rows.template_ids, rows.sources, [rows.origin[i] for i in rows.tier]))
 
     def _part(self, text: str) -> Part:
         p = self._parts.get(text)
@@ -474,13 +474,16 @@ class CandidateBuilder:
                                           pa.py_buffer(hex_id.tobytes()))
         names = [t.name for t in tiers]
         pick = order.tolist()
-        texts, sources, template_ids, origins, tier_index = (
-            list(map(col.__getitem__, pick)) for col in (rows.texts, rows.sources, rows.template_ids, rows.origins,
-                                                         rows.tier))
-        human = np.fromiter((o == "human" for o in origins), dtype=np.int8, count=n)
+        texts, sources, template_ids = (list(map(col.__getitem__, pick))
+                                        for col in (rows.texts, rows.sources, rows.template_ids))
+        t_order = t_i[order]
+        tier_index = t_order.tolist()
+        origin = [rows.origin.get(i) for i in range(len(tiers))]  # a tier's rows share their origin
+        human = np.asarray([o == "human" for o in origin], dtype=np.int8)[t_order]
         return CandidateColumns(
             ids=ids, texts=texts, scores=np.asarray(score, dtype=np.float64)[order], relevance=rel[order],
-            tiers=[names[i] for i in tier_index], sources=sources, template_ids=template_ids, origins=origins,
+            tiers=[names[i] for i in tier_index], sources=sources, template_ids=template_ids,
+            origins=[origin[i] for i in tier_index],
             human=human, n_words=np.asarray(rows.n_words, dtype=np.int32)[order], overlap=overlap[order],
             counts=np.bincount(query, minlength=n_queries).tolist(),
         )
@@ -543,7 +546,7 @@ class _BatchQueries:
 class _Rows:
     """The rows of a batch as :meth:`CandidateBuilder.candidate_columns` collects them, a tier at a time."""
 
-    __slots__ = ("query", "tier", "slot", "texts", "sources", "template_ids", "origins", "n_words", "overlap", "bits")
+    __slots__ = ("query", "tier", "slot", "texts", "sources", "template_ids", "origin", "n_words", "overlap", "bits")
 
     def __init__(self) -> None:
         self.query: list[int] = []
@@ -552,7 +555,8 @@ class _Rows:
         self.texts: list[str] = []
         self.sources: list[str | None] = []
         self.template_ids: list[str | None] = []
-        self.origins: list[str] = []
+        #: each tier's origin (``human``, ``edited``, ``template``): the same for all its rows
+        self.origin: dict[int, str] = {}
         self.n_words: list[int] = []
         self.overlap: list[float] = []
         self.bits: list[int] = []
@@ -561,17 +565,17 @@ class _Rows:
                     n_words: list[int], overlap: list[float], bits: list[int]) -> None:
         """Filled templates, a column each."""
         n = len(query)
-        self._extend(t_i, query, slot, texts, [None] * n, template_ids, ["template"] * n, n_words, overlap, bits)
+        self._extend(t_i, query, slot, texts, [None] * n, template_ids, "template", n_words, overlap, bits)
 
     def _extend(self, t_i: int, query: list[int], slot: list[int], texts: list[str], sources: list, template_ids: list,
-                origins: list[str], n_words: list[int], overlap: list[float], bits: list[int]) -> None:
+                origin: str, n_words: list[int], overlap: list[float], bits: list[int]) -> None:
         self.query += query
         self.tier += [t_i] * len(query)
         self.slot += slot
         self.texts += texts
         self.sources += sources
         self.template_ids += template_ids
-        self.origins += origins
+        self.origin[t_i] = origin
         self.n_words += n_words
         self.overlap += overlap
         self.bits += bits
@@ -591,12 +595,13 @@ class _Rows:
             bits = [0] * n
         else:  # Adjuster.flag_bits, its tier's part found once
             keep, shorter = adj.tier_rule(tier)
-            word_bits = adj.word_bits
-            bits = [word_bits(ws, label_words[qi]) & keep | (4 if k < shorter else 0)
+            kw, gib = adj.keywords, adj.gibberish  # Adjuster.word_bits, written out (a call a text costs)
+            bits = [((0 if ws.isdisjoint(label_words[qi]) else 1) | (0 if ws.isdisjoint(kw) else 2)
+                     | (0 if ws.isdisjoint(gib) else 8)) & keep | (4 if k < shorter else 0)
                     for qi, ws, k in zip(query, sets, n_words)]
         vocabs = batch.vocabs
         overlap = [len(vocabs[qi] & ws) / len(vocabs[qi]) if vocabs[qi] else 0.0 for qi, ws in zip(query, sets)]
-        self._extend(t_i, query, slot, texts, sources, [None] * n, [origin] * n, n_words, overlap, bits)
+        self._extend(t_i, query, slot, texts, sources, [None] * n, origin, n_words, overlap, bits)
 
 
 def _picks(n: list[int], joined: list[str]) -> list[int]:
