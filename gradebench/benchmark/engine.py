@@ -28,7 +28,6 @@ from gradebench.benchmark.splits import resplit_of
 from gradebench.benchmark.summary import RowFeatures, summarize
 from gradebench.benchmark.workers import (
     NOT_YET,
-    WORKER_MODULES,
     Encoding,
     gc_paused,
     prestart,
@@ -342,9 +341,6 @@ def build(
     builder = builder_cls(r)
     # before any reading, hashing or downloading: an unusable --out fails in milliseconds
     check_writable_dir(Path(out) / r.name, what="--out")
-    n_workers = workers if workers is not None else available_cores()
-    if engine != "ray" and n_workers > 1:  # the workers' imports, on another core while the source is hashed
-        prestart((*WORKER_MODULES, builder_cls.__module__))
     effective_resplit = resplit if resplit is not None else r.resplit
     files = locate_source(builder, r, source)
     hashed = [SourceFile(f.path, sha256_file(f.path), f.role) for f in files]
@@ -358,6 +354,9 @@ def build(
             return _result_from_manifest(target, refresh_cached(target, r, builder), cached=True)
         repaired = problem
 
+    n_workers = workers if workers is not None else available_cores()
+    if engine != "ray" and n_workers > 1:  # the workers' imports, on another core while the source is indexed
+        prestart()
     timer = PhaseTimer()
     cpu = time.process_time()
     sharded = None

@@ -41,7 +41,7 @@ class RowFeatures:
     counts: np.ndarray  # [n_queries] candidates per query
     score: np.ndarray  # [n_rows] float64
     relevance: np.ndarray  # [n_rows] int16
-    tier: np.ndarray  # [n_rows] int16: the row's tier in ``tier_names``, -1 for none
+    tier: np.ndarray  # [n_rows] int32: the row's tier in ``tier_names``, -1 for none
     n_words: np.ndarray  # [n_rows] int32
     overlap: np.ndarray  # [n_rows] float64
     human: np.ndarray  # [n_rows] int8: 1 human-written, 0 not, -1 unknown
@@ -81,8 +81,8 @@ class RowFeatures:
         }
         tier_names = tuple(dict.fromkeys(n for p in parts for n in p.tier_names))
         arrays["tier"] = np.concatenate(  # each part's codes into the union's (a code -1 stays -1)
-            [np.asarray([tier_names.index(n) for n in p.tier_names] + [-1], dtype=np.int16)[p.tier] for p in parts]
-        ) if parts else np.zeros(0, dtype=np.int16)
+            [np.asarray([tier_names.index(n) for n in p.tier_names] + [-1], dtype=np.int32)[p.tier] for p in parts]
+        ) if parts else np.zeros(0, dtype=np.int32)
         names = parts[0].query_values.keys() if parts else ()
         values = {n: np.concatenate([p.query_values[n] for p in parts]) for n in names}
         figures = None
@@ -197,7 +197,7 @@ def tier_codes(tiers: Sequence[str | None]) -> tuple[np.ndarray, tuple[str, ...]
     names = tuple(dict.fromkeys(t for t in tiers if t is not None))
     code = {n: i for i, n in enumerate(names)}
     code[None] = -1
-    return np.fromiter(map(code.__getitem__, tiers), dtype=np.int16, count=len(tiers)), names
+    return np.fromiter(map(code.__getitem__, tiers), dtype=np.int32, count=len(tiers)), names
 
 
 def _groups(key: np.ndarray, *columns: np.ndarray) -> tuple[dict[int, slice], list[np.ndarray]]:

@@ -93,7 +93,7 @@ def columns_to_tables(
 def _tier_codes(tiers: pa.Array) -> tuple[np.ndarray, tuple[str, ...]]:
     """Each row's tier as a code into the distinct names (first seen first), -1 for none; in Arrow."""
     encoded = tiers.dictionary_encode()
-    codes = encoded.indices.fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int16)
+    codes = encoded.indices.fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int32)
     return codes, tuple(encoded.dictionary.to_pylist())
 
 

@@ -1,6 +1,7 @@
 """Run build batches in this process or in worker processes, with an explicit context per task.
 
-Workers come from a ``forkserver`` context: they are forked from a clean server process, never
+Workers come from a ``forkserver`` context: they are forked from a server process that runs no
+code of the caller's (it may have imported NumPy, Arrow and pydantic: :func:`prestart`), never
 from the caller, so building is safe from a process that already runs threads (torch, the
 harness). A task carries everything it needs (builder name, resolved recipe JSON, units, or the
 byte ranges of the source rows the worker reads itself), so there is no module-level state to
@@ -161,6 +162,10 @@ def use_system_memory_pool() -> None:
     import pyarrow as pa
 
     pa.set_memory_pool(pa.system_memory_pool())
+
+
+#: what the forkserver imports for the build workers (:func:`prestart`): third-party modules only
+PRELOAD = ("numpy", "pyarrow", "pyarrow.parquet", "pydantic")
 
 
 @contextmanager
@@ -381,7 +386,8 @@ def _pooled(ctx: Any, fork: bool, builder_name: str, recipe_json: str, batches: 
         # in the main thread whichever thread the kernel hands the signal to (NumPy's and
         # Arrow's native threads take it), and a Process.start() cut short by the exception
         # leaves a forkserver child reading an unwritten pipe ("EOFError: Ran out of input").
-        # The mask is still what the forkserver (started on first use) and forked workers
+        # The mask is still what the forkserver (started here on first use, or by prestart
+        # under the same mask) and forked workers
         # inherit, so none of them can take a signal before _init_worker has set its dispositions.
         with uninterrupted(), _signals_blocked(forkserver=not fork), _frozen_heap(fork):
             for _ in range(workers):
@@ -584,20 +590,26 @@ def start_method() -> str | None:
     return "forkserver" if _has_main_guard(path) else None
 
 
-def prestart(modules: Sequence[str]) -> bool:
-    """Start the forkserver now, with ``modules`` (what a worker imports) imported there once.
+def prestart(modules: Sequence[str] = PRELOAD) -> bool:
+    """Start the forkserver now, with ``modules`` imported there once.
 
-    The building process calls this before it hashes and indexes the source, so the server's
-    imports (NumPy, Arrow, the builder: about 0.3 CPU-s) run on another core meanwhile, and
-    each worker is then a fork of a process that has them: ready in milliseconds, where each
-    imported them itself after the source was indexed (0.4 s later on two cores). Nothing
-    happens where workers are not forked from a forkserver (:func:`start_method`), or when a
-    server is already running (multiprocessing keeps one per process, whose imports stay as
-    they were). The modules are added to the caller's preload list, not put in its place. A
-    module that cannot be imported there is left to the workers, as before (multiprocessing
-    skips it). The server is started with SIGINT and SIGTERM blocked, as :func:`_pooled` starts
-    it. Returns whether a server was started."""
-    if start_method() != "forkserver":
+    The building process calls this once it knows it will build (after the cache check), before
+    it indexes the source, so the server's imports (NumPy, Arrow, pydantic: about 0.3 CPU-s)
+    run on another core meanwhile, and each worker is a fork that already has them; it imports
+    only this project's modules itself, after multiprocessing has given it this process's
+    ``sys.path``. Only third-party modules are preloaded: the server imports them with its own
+    default path (Python before 3.14 ignores the caller's there) and outlives the build, so this
+    project's modules, which a user may run from a checkout or edit between two builds of one
+    session, are always imported afresh by each worker, as before.
+
+    Nothing happens where workers are not a forkserver's (:func:`start_method`: an unguarded
+    script, or the single-threaded ``gradebench`` console script, whose workers are plain forks
+    of it and start at once anyway), where the platform has no forkserver, or when a server is
+    already running (multiprocessing keeps one per process, whose imports stay as they were).
+    The modules are added to the caller's preload list, not put in its place. The server is
+    started with SIGINT and SIGTERM blocked, as :func:`_pooled` starts it. Returns whether a
+    server was started."""
+    if start_method() != "forkserver" or "forkserver" not in mp.get_all_start_methods():
         return False
     from multiprocessing import forkserver
 
@@ -610,10 +622,6 @@ def prestart(modules: Sequence[str]) -> bool:
     with uninterrupted(), _signals_blocked(forkserver=True):
         forkserver.ensure_running()
     return True
-
-
-#: what every build worker imports (:func:`prestart`); a builder's own module is added to it
-WORKER_MODULES = ("gradebench.benchmark.workers", "gradebench.recipes.loader", "gradebench.datasets")
 
 
 def _single_threaded() -> bool:

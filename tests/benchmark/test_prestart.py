@@ -16,8 +16,8 @@ import pytest
 
 from tests.conftest import REPO
 
-#: a module the probe's pool runs (a child unpickles its function by name; nothing else imports it)
-_LOADED = "import sys\n\n\ndef loaded():\n    return 'colorsys' in sys.modules\n"
+#: a module the probe's child runs (it unpickles the function by name; nothing else imports it)
+_LOADED = "import sys\n\n\ndef report(conn):\n    conn.send('colorsys' in sys.modules)\n"
 
 #: run with ``-c`` (no script for the workers to import again), so the workers are the forkserver's
 _PROBE = textwrap.dedent(
@@ -25,14 +25,20 @@ _PROBE = textwrap.dedent(
     import json, multiprocessing as mp, sys
     from multiprocessing import forkserver
     sys.path.insert(0, {folder!r})
-    from probe_loaded import loaded
+    from probe_loaded import report
     {before}
     from gradebench.benchmark.workers import prestart
 
     started = prestart(["colorsys"])
-    with mp.get_context("forkserver").Pool(1) as pool:  # a child of the server: what it has unasked
-        child = pool.apply_async(loaded).get(60)
-    print(json.dumps({{"started": started, "preload": forkserver._forkserver._preload_modules, "child": child}}))
+    ctx = mp.get_context("forkserver")
+    here, there = ctx.Pipe(duplex=False)
+    child = ctx.Process(target=report, args=(there,), daemon=True)  # a child of the server: what it has unasked
+    child.start()
+    there.close()
+    has = here.recv() if here.poll(100) else "no answer"
+    child.kill()
+    child.join()
+    print(json.dumps({{"started": started, "preload": forkserver._forkserver._preload_modules, "child": has}}))
     """
 )
 
@@ -67,3 +73,13 @@ def test_nothing_starts_where_workers_are_forked(tmp_path):
     script.write_text("from gradebench.benchmark.workers import prestart\nprint(prestart(['colorsys']))\n")
     out = subprocess.run([sys.executable, str(script)], cwd=REPO, capture_output=True, text=True, timeout=120)
     assert (out.returncode, out.stdout.strip()) == (0, "False"), out.stderr
+
+
+def test_the_server_preloads_third_party_modules_only():
+    """This project's modules are imported by each worker, with the building process's sys.path:
+    the server imports with its own default path (before Python 3.14) and outlives the build, so
+    a checkout on sys.path, or a module edited between two builds of one session, would otherwise
+    reach the workers as another copy than the building process runs."""
+    from gradebench.benchmark.workers import PRELOAD
+
+    assert PRELOAD and not any(m == "gradebench" or m.startswith(("gradebench.", "__main__")) for m in PRELOAD)

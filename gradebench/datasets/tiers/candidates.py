@@ -255,9 +255,10 @@ class CandidateBuilder:
 
         Built a tier at a time over the whole batch (the same rows as :meth:`texts` gives query by
         query; ``tests/benchmark/test_scoring.py`` checks it against the scalar Algorithm 1). Per
-        candidate, in Python: its text, its sha256, its words' count and overlap with the query,
-        and Algorithm 1's query-independent flags (cached per literal template text). Then for
-        the whole batch at once, in numpy: base draws, adjustments and clipping (the same float
+        candidate, in Python: its text and its sha256; for a person's text also its words' count,
+        overlap with the query and Algorithm 1's query-independent flags (a template tier finds
+        those per distinct template, see :meth:`_template_rows`). Then for the whole batch at
+        once, in numpy: base draws, adjustments and clipping (the same float
         operations in the same order as :class:`.scoring.Adjuster`, so the same bits), ids, and
         the order of each query's rows.
         """
@@ -305,9 +306,10 @@ class CandidateBuilder:
         The batch's candidates meet a few (template, label, claimed label) only, each resolved once
         per builder (:meth:`_entry`); per candidate there is then a literal's text, or a bound
         template's text formatted, or a template filled and tokenized, plus for a literal its
-        overlap with the query's words. Counts and flags are numpy over the batch (the same
-        integers as :meth:`~.scoring.Adjuster.flag_bits` and :meth:`~.scoring.Adjuster.union_bits`
-        give one by one, ``tests/benchmark/test_fill.py``)."""
+        overlap with the query's words. A literal's and a bound template's counts and flags are
+        numpy over the batch; a filled one's are found per candidate, as a person's text's are
+        (``tests/benchmark/test_fill.py`` compares bound rows with filled ones, and
+        ``test_scoring.py`` the rows with the scalar Algorithm 1)."""
         labels, adj = batch.labels, batch.adjuster
         ns = self.ns
         name = tier.name
@@ -372,7 +374,7 @@ class CandidateBuilder:
             n_b = (figures[e_b, 0] + figures[e_b, 2] * batch.premise_words[q_b]
                    + figures[e_b, 3] * batch.hypothesis_words[q_b])
             n_words[bound] = n_b
-            if adj is not None:  # the union's flags (Adjuster.union_bits): the rest's and the query's words'
+            if adj is not None:  # a union's flags: the rest's and the query's words' or-ed (Adjuster.tier_rule)
                 keep, shorter = adj.tier_rule(name)
                 bits[bound] = (figures[e_b, 1] | batch.vocab_bits[q_b]) & (keep & ~4) | np.where(n_b < shorter, 4, 0)
             overlap[bound] = np.where(batch.vocab_sizes[q_b] > 0, 1.0, 0.0)
@@ -423,7 +425,7 @@ class CandidateBuilder:
         format string for the two texts, the template id, the word count and Algorithm 1's flags
         of the rest, and how often each text is quoted. A query's filled text then has the words
         of this rest and of the query (its word set holds the query's, so its overlap is 1), and
-        its flags are the union's (:meth:`~.scoring.Adjuster.union_bits`); the same figures as
+        its flags are the union's (or-ed, :meth:`~.scoring.Adjuster.tier_rule`); the same figures as
         :meth:`~.fill.Template.fill` gives (``tests/benchmark/test_fill.py`` compares them).
         An empty tuple where that does not hold (the query's words are then found by filling)."""
         name, key, j, label, said = cache_key

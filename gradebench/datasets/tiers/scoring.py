@@ -97,15 +97,10 @@ class Adjuster:
         """What :meth:`flag_bits` makes of :meth:`word_bits` in ``tier``: ``(mask, shorter)``, the
         bits kept (gibberish dropped where the tier is exempt) and the word count a candidate is
         short below (-inf where the tier has no short penalty), so that ``flag_bits(...) ==
-        word_bits(...) & mask | (4 if n_words < shorter else 0)``."""
+        word_bits(...) & mask | (4 if n_words < shorter else 0)``. The word bits of a union of two
+        word sets are the two sets' bits or-ed (a set meets another where either part does)."""
         mask = ~8 if tier in self.exempt_tiers else ~0
         return mask, (self.short_min_words if tier in self.short_tiers else float("-inf"))
-
-    def union_bits(self, a: int, b: int, n_words: int, tier: str) -> int:
-        """:meth:`flag_bits` of the union of two word sets, from each set's own bits (same true
-        label, same tier) and the union's word count: a word set meets another set where either
-        part does, and only the short flag reads the count."""
-        return (a | b) & ~4 | (4 if tier in self.short_tiers and n_words < self.short_min_words else 0)
 
     def adjust_all(self, base: np.ndarray, bits: np.ndarray, overlap: np.ndarray) -> np.ndarray:
         """:meth:`adjust` of many candidates at once, bit for bit: the same additions in the same
