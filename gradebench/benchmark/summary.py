@@ -28,6 +28,7 @@ from __future__ import annotations
 import copy
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -192,12 +193,14 @@ def query_stats(f: RowFeatures) -> dict[str, float | None]:
     }
 
 
-def tier_codes(tiers: Sequence[str | None]) -> tuple[np.ndarray, tuple[str, ...]]:
-    """Each row's tier as a code into the distinct names (first seen first), -1 for None."""
-    names = tuple(dict.fromkeys(t for t in tiers if t is not None))
-    code = {n: i for i, n in enumerate(names)}
-    code[None] = -1
-    return np.fromiter(map(code.__getitem__, tiers), dtype=np.int32, count=len(tiers)), names
+def tier_codes(tiers: Any) -> tuple[np.ndarray, tuple[str, ...]]:
+    """Each row's tier (names, or None: a sequence or an Arrow string array) as a code into the
+    distinct names (first seen first), -1 for none; Arrow's ``dictionary_encode`` finds them."""
+    import pyarrow as pa
+
+    encoded = (tiers if isinstance(tiers, pa.Array) else pa.array(list(tiers), pa.string())).dictionary_encode()
+    codes = encoded.indices.fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int32)
+    return codes, tuple(encoded.dictionary.to_pylist())
 
 
 def _groups(key: np.ndarray, *columns: np.ndarray) -> tuple[dict[int, slice], list[np.ndarray]]:

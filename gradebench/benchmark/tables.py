@@ -7,7 +7,7 @@ from collections.abc import Sequence
 import numpy as np
 import pyarrow as pa
 
-from gradebench.benchmark.summary import RowFeatures
+from gradebench.benchmark.summary import RowFeatures, tier_codes
 from gradebench.datasets.base import Column, GradedColumns, GradedList
 
 
@@ -52,7 +52,7 @@ def columns_to_tables(
         "tier": _arrow(batch.tiers, pa.string()),
         **{c.name: _arrow(values, c.type) for c, values in zip(c_cols, batch.candidate_extra)},
     }
-    tier, tier_names = _tier_codes(c_arrays["tier"])
+    tier, tier_names = tier_codes(c_arrays["tier"])
     feats = {
         "score": score,
         "relevance": np.asarray(batch.relevance, dtype=np.int16),
@@ -88,13 +88,6 @@ def columns_to_tables(
         values = {n: v if whole else v[q_take] for n, v in stat_values.items()}
         out[split] = (pa.table(data), RowFeatures(counts=q_counts, query_values=values, tier_names=tier_names, **part))
     return out
-
-
-def _tier_codes(tiers: pa.Array) -> tuple[np.ndarray, tuple[str, ...]]:
-    """Each row's tier as a code into the distinct names (first seen first), -1 for none; in Arrow."""
-    encoded = tiers.dictionary_encode()
-    codes = encoded.indices.fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int32)
-    return codes, tuple(encoded.dictionary.to_pylist())
 
 
 def _arrow(values, type_: pa.DataType) -> pa.Array:

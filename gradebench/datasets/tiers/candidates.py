@@ -352,9 +352,9 @@ class CandidateBuilder:
             entries.append(self._entry(name, keys[qi], int(j[c]), labels[qi], claimed[qi]))
         kind = np.asarray([e[0] for e in entries], dtype=np.int8)[which]
         n = query.shape[0]
-        texts = [entries[e][1] for e in which.tolist()]  # a literal's text; the others' set below
-        template_ids = [e[2] for e in entries]
-        template_ids = [template_ids[e] for e in which.tolist()]
+        picked = which.tolist()
+        texts = [entries[e][1] for e in picked]  # a literal's text; the others' set below
+        template_ids = [entries[e][2] for e in picked]
         n_words = np.zeros(n, dtype=np.int64)
         bits = np.zeros(n, dtype=np.int64)
         overlap = np.zeros(n, dtype=np.float64)

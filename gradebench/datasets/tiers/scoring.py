@@ -80,12 +80,8 @@ class Adjuster:
                   tier: str) -> int:
         """:meth:`flags_of`'s query-independent flags as bits (label word 1, keyword 2, short 4,
         gibberish 8), from the true label's words ``label_words``: what :meth:`adjust_all` reads."""
-        return (
-            (0 if word_set.isdisjoint(label_words) else 1)
-            | (0 if word_set.isdisjoint(self.keywords) else 2)
-            | (4 if tier in self.short_tiers and n_words < self.short_min_words else 0)
-            | (8 if tier not in self.exempt_tiers and not word_set.isdisjoint(self.gibberish) else 0)
-        )
+        mask, shorter = self.tier_rule(tier)
+        return self.word_bits(word_set, label_words) & mask | (4 if n_words < shorter else 0)
 
     def word_bits(self, word_set: frozenset[str] | set[str], label_words: frozenset[str] | tuple) -> int:
         """:meth:`flag_bits` but the two that depend on the tier: label word 1, keyword 2, and
