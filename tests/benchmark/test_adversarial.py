@@ -79,7 +79,7 @@ def test_adversarial_key_stays_out_of_other_dumps():
 @pytest.mark.parametrize(("change", "needle"), [
     ("  target: 0.51\n", "  target: 0.4\n"),
     ("  pool: 6\n", "  pool: 1\n"),
-    ("  replace: [sibling, unrelated]\n", "  replace: [own]\n"),
+    ("  replace: [sibling, unrelated]\n", "  replace: [flipped]\n"),
 ])
 def test_bad_adversarial_keys_fail_in_one_line(tmp_path, capsys, change, needle):
     p = _recipe(tmp_path, ADV.replace(change, needle))
@@ -244,6 +244,48 @@ def test_length_matched_replacements_track_the_own_explanations_length(tmp_path,
     replaced = gaps(matched, rows_of(plain))  # the candidates the filter put in
     assert replaced and max(replaced) <= 1
     assert max(gaps(one, rows_of(plain))) > 1  # without length_match, replacements of any length
+
+
+@pytest.mark.integration
+def test_own_explanation_chosen_among_the_pairs_annotators(tmp_path, built):
+    """``replace: [own, ...]``: a list's own explanation is the one of its pair's (up to three)
+    explanations the members order worst; a list whose flipped candidate was made from its own
+    explanation keeps that one; without ``own`` in ``replace`` the own tier is unchanged."""
+    import json
+
+    import pyarrow.parquet as pq
+
+    from gradebench.benchmark.engine import build
+    from gradebench.datasets.esnli.reader import parse_esnli_preprocessed
+
+    src = shared_data("esnli", "eSNLI")
+    p = _recipe(tmp_path, ADV.replace("  replace: [sibling, unrelated]\n", "  replace: [own, sibling, unrelated]\n"))
+    chosen = build(p, source=src, out=tmp_path / "o", limit=LIMIT, workers=1, progress=False, validate=False)
+    assert json.loads((Path(chosen.path) / "manifest.json").read_text())["adversarial"]["rounds"][0]["replaced"]["own"] > 0
+    examples = {e.source_id: e for rows in parse_esnli_preprocessed(src).values() for e in rows}
+
+    def lists(result) -> dict[str, dict[str, list[str]]]:
+        out: dict[str, dict[str, list[str]]] = {}
+        for files in result.files.values():
+            for r in pq.read_table([f"{result.path}/{f}" for f in files],
+                                   columns=["source_id", "tier", "candidate"]).to_pylist():
+                out.setdefault(r["source_id"], {}).setdefault(r["tier"], []).append(r["candidate"])
+        return out
+
+    new, old = lists(chosen), lists(built[0])
+    changed = 0
+    for sid, tiers in new.items():
+        [own] = tiers["own"]
+        mine = [x.strip() for x in examples[sid].explanations]
+        assert own in mine
+        assert own not in [c for t, cs in tiers.items() if t != "own" for c in cs]
+        if tiers.get("flipped"):  # tied to the text its flip was made from
+            assert sid not in old or own == old[sid]["own"][0]
+        elif sid in old and own != old[sid]["own"][0]:
+            changed += 1
+    assert changed > 0
+    plain = lists(built[2])  # without `own` in `replace`, each list keeps the own text selection gave it
+    assert all(tiers["own"] == plain[sid]["own"] for sid, tiers in old.items())
 
 
 def test_length_match_needs_an_own_explanation_tier():

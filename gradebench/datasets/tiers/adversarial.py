@@ -6,12 +6,14 @@ Le Bras et al. 2020).
 1. trains ``partitions`` members of every attacker (:mod:`.attackers`), each on a content-seeded
    ``train_share`` of the TRAIN lists; a train list is scored by the members that did not learn
    from it, a list of another split by every member (no other split is ever learned from);
-2. for each candidate of a ``replace`` tier, draws its pool (the same premise's other
-   explanations, any of 1-3, for a sibling tier; the ``pool`` explanations of pairs about other
-   premises with the best Okapi BM25 against the query, for an unrelated tier; the tier's
-   ``borrow_label`` rule either way; a text already in the list, or lent to another list of the
-   split, is never taken) and keeps the alternative whose pairs with the list's other candidates
-   the members order right in the fewest votes;
+2. for each candidate of a ``replace`` tier, in the order ``replace`` lists them, draws its pool
+   (the pair's other annotators' explanations for its own-explanation tier, none where its
+   flipped candidate was made from the current one; the same premise's other explanations, any
+   of 1-3, for a sibling tier; the ``pool`` explanations of pairs about other premises with the
+   best Okapi BM25 against the query, for an unrelated tier; the tier's ``borrow_label`` rule
+   either way; a text already in the list, or lent to another list of the split, is never taken)
+   and keeps the alternative whose pairs with the list's other candidates the members order right
+   in the fewest votes;
 3. drops each candidate of a ``drop`` tier whose pairs the members still order right in at least
    ``tau`` of their votes, and each list left with fewer than ``min_tiers`` tiers.
 
@@ -76,6 +78,12 @@ def refine(recipe: TieredSection, units: Sequence[Query], splits: Sequence[str]
             hint="build with a train split of at least 2 x adversarial.partitions lists, or lower "
             "adversarial.partitions")
     grade = {t.name: t.relevance for t in recipe.tiers}
+    for t in recipe.tiers:  # an own-explanation tier to choose: its current text as a borrowed one
+        if t.candidates == "explanation" and t.name in adv.replace:
+            for lst in lists:
+                if t.name not in lst.borrowed:
+                    ex = lst.q.example
+                    lst.borrowed[t.name] = ((explanation(ex.explanations, t.explanation), ex.source_id),)
     feats = [Featurizer(a.features, adv.hash_bits) for a in adv.attackers]
     cache: list[dict[tuple[str, str], dict[int, float]]] = [{} for _ in adv.attackers]
     pools = _pools(recipe, adv, lists, ns)
@@ -246,7 +254,8 @@ def _replace(adv: AdversarialSpec, model: _Model, lst: _List, recipe: TieredSect
     alts = [(current, source)] + [(t, s) for t, s in pools[(lst.q.query_id, tier)]
                                   if t not in in_list and used[(lst.split, tier, t)] == 0]
     keep_current = True
-    own = _own_length(recipe, cands) if adv.length_match is not None else None
+    choosing_own = any(t.name == tier and t.candidates == "explanation" for t in recipe.tiers)
+    own = _own_length(recipe, cands) if adv.length_match is not None and not choosing_own else None
     if own is not None:  # only alternatives of about the own explanation's length
         near = [a for a in alts[1:] if abs(len(words(a[0])) - own) <= adv.length_match]
         keep_current = abs(len(words(current)) - own) <= adv.length_match
@@ -338,7 +347,17 @@ def _pools(recipe: TieredSection, adv: AdversarialSpec, lists: list[_List], ns: 
         for name in adv.replace:
             tier = tiers[name]
             same = tier.borrow_label == "same"
-            if tier.candidates == "sibling_explanation":
+            if tier.candidates == "explanation":
+                tied = [t.name for t in recipe.tiers if t.candidates == "negation_flip" and t.own_from_flip]
+                for lst in members:
+                    ex = lst.q.example
+                    if any(lst.borrowed.get(t) for t in tied):
+                        out[(lst.q.query_id, name)] = []  # the text its flipped candidate was made from
+                        continue
+                    texts_k = [explanation(ex.explanations, k) for k in (1, 2, 3)]
+                    out[(lst.q.query_id, name)] = [(x, ex.source_id) for i, x in enumerate(texts_k)
+                                                   if x and x not in texts_k[:i]]
+            elif tier.candidates == "sibling_explanation":
                 for lst in members:
                     ex = lst.q.example
                     own = {explanation(ex.explanations, k) for k in (1, 2, 3)}

@@ -218,7 +218,8 @@ class AdversarialSpec(StrictModel):
     members that did not see it (train) or with all of them (other splits). Then every candidate of
     a ``replace`` tier is swapped for the one of ``pool`` content-seeded alternatives (its tier's
     pool: the same premise's other explanations for a sibling tier, explanations of pairs about
-    other premises for an unrelated tier, each label rule as the tier's ``borrow_label``) that the
+    other premises for an unrelated tier, each label rule as the tier's ``borrow_label``; the pair's
+    other annotators' explanations for its own-explanation tier) that the
     members order worst (``choose: chance``: closest to chance; with ``length_match``, among the
     alternatives whose length in words is that close to the list's own explanation's), and a
     candidate of a ``drop`` tier whose pairs the members still order
@@ -236,7 +237,10 @@ class AdversarialSpec(StrictModel):
         default=0.6, gt=0.5, lt=1.0,
         description="stop once every attacker's pairwise agreement on the train lists is at most this")
     pool: int = Field(default=16, ge=2, le=256, description="alternatives drawn per replaced candidate")
-    replace: list[str] = Field(default_factory=list, description="tiers whose candidates are chosen from a pool")
+    replace: list[str] = Field(
+        default_factory=list,
+        description="tiers whose candidates are chosen from a pool, in this order (an own-explanation tier: "
+        "among the pair's annotators' explanations)")
     drop: list[str] = Field(default_factory=list, description="tiers whose easy candidates are dropped")
     min_tiers: int = Field(default=2, ge=2, le=100, description="a list keeps at least this many tiers")
     hash_bits: int = Field(default=11, ge=6, le=16, description="hashed word features: 2**hash_bits slots")
@@ -298,11 +302,12 @@ class TieredSection(StrictModel):
         if not any(k in borrowing for k in kinds.values()):
             raise ValueError("adversarial needs a tier that borrows explanations (sibling_explanation or "
                              "unrelated_explanation); this recipe has none")
+        choosable = borrowing + ("explanation",)
         for name in adv.replace:
-            if kinds.get(name) not in borrowing:
-                raise ValueError(f"adversarial.replace names {name!r}, which is not a sibling_explanation or "
-                                 f"unrelated_explanation tier of this recipe (those: "
-                                 f"{[n for n, k in kinds.items() if k in borrowing]})")
+            if kinds.get(name) not in choosable:
+                raise ValueError(f"adversarial.replace names {name!r}, which is not an explanation, "
+                                 f"sibling_explanation or unrelated_explanation tier of this recipe (those: "
+                                 f"{[n for n, k in kinds.items() if k in choosable]})")
         top = self.tiers[0].name
         for name in adv.drop:
             if name not in kinds or name == top:
