@@ -288,6 +288,66 @@ def test_own_explanation_chosen_among_the_pairs_annotators(tmp_path, built):
     assert all(tiers["own"] == plain[sid]["own"] for sid, tiers in old.items())
 
 
+def _own_choice_setup(choose: str = "hardest"):
+    """A v3 recipe choosing its own tier, one list of three annotators' explanations, and a stub
+    ensemble whose scores are fixed per text."""
+    from gradebench.datasets.records import NLIExample
+    from gradebench.datasets.tiers import adversarial as A
+    from gradebench.datasets.tiers.candidates import Query
+    from gradebench.datasets.tiers.spec import TieredSection
+
+    dump = load_recipe("esnli-contrast-v3").model_dump(mode="json")
+    d = {k: dump[k] for k in TieredSection.model_fields if k in dump}
+    d["adversarial"].update(replace=["own", "sibling", "unrelated"], choose=choose)
+    recipe = TieredSection.model_validate(d)
+    ex = NLIExample("test", 0, "p1", "a dog runs .", "an animal moves .", "entailment",
+                    ("first text .", "second text .", "third text ."))
+    q = Query(ex, "q1", "test", {"sibling": (("a sibling .", "p2"),), "unrelated": (("far away .", "p3"),),
+                                 "flipped": ()})
+    lst = A._List(q, "test", dict(q.borrowed), ["a", "dog", "runs"], ["an", "animal", "moves"])
+    lst.borrowed["own"] = (("first text .", "p1"),)
+    pools = {("q1", "own"): [(t, "p1") for t in ex.explanations]}
+
+    class Stub:  # [attackers, members, texts]: the better of a pair scores higher when ordered right
+        values = {"first text .": 5.0, "second text .": -5.0, "third text .": 1.0}
+
+        def scores(self, _lst, texts):
+            return np.array([[[self.values.get(t, 1.0) for t in texts]]])
+
+    grade = {t.name: t.relevance for t in recipe.tiers}
+    return A, recipe, recipe.adversarial, Stub(), lst, grade, pools
+
+
+@pytest.mark.parametrize(("choose", "chosen"), [("hardest", "second text ."), ("chance", "third text .")])
+def test_own_explanation_is_the_annotators_one_the_members_order_worst(choose, chosen):
+    """Own first: the annotator's text ordered below every other candidate is the hardest; the one
+    tied with them is nearest chance. While the list holds a flipped candidate made from its own
+    explanation, the own one stays."""
+    from collections import Counter
+
+    A, recipe, adv, stub, lst, grade, pools = _own_choice_setup(choose)
+    assert A._replace(adv, stub, lst, recipe, grade, "own", 0, pools, Counter())
+    assert lst.borrowed["own"] == ((chosen, "p1"),)
+    A, recipe, adv, stub, lst, grade, pools = _own_choice_setup(choose)
+    lst.borrowed["flipped"] = (("first text is not .", "p1"),)
+    assert not A._replace(adv, stub, lst, recipe, grade, "own", 0, pools, Counter())
+    assert lst.borrowed["own"] == (("first text .", "p1"),)
+
+
+def test_own_tier_must_come_first_in_replace():
+    from pydantic import ValidationError
+
+    from gradebench.datasets.tiers.spec import TieredSection
+
+    dump = load_recipe("esnli-contrast-v3").model_dump(mode="json")
+    d = {k: dump[k] for k in TieredSection.model_fields if k in dump}
+    d["adversarial"]["replace"] = ["sibling", "own"]
+    with pytest.raises(ValidationError, match="list it first"):
+        TieredSection.model_validate(d)
+    d["adversarial"]["replace"] = ["own", "sibling"]
+    TieredSection.model_validate(d)
+
+
 def test_length_match_needs_an_own_explanation_tier():
     """Without a tier of the pair's own explanation there is no length to match: refused."""
     from pydantic import ValidationError

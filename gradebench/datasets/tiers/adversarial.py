@@ -6,22 +6,24 @@ Le Bras et al. 2020).
 1. trains ``partitions`` members of every attacker (:mod:`.attackers`), each on a content-seeded
    ``train_share`` of the TRAIN lists; a train list is scored by the members that did not learn
    from it, a list of another split by every member (no other split is ever learned from);
-2. for each candidate of a ``replace`` tier, in the order ``replace`` lists them, draws its pool
-   (the pair's other annotators' explanations for its own-explanation tier, none where its
-   flipped candidate was made from the current one; the same premise's other explanations, any
-   of 1-3, for a sibling tier; the ``pool`` explanations of pairs about other premises with the
-   best Okapi BM25 against the query, for an unrelated tier; the tier's ``borrow_label`` rule
-   either way; a text already in the list, or lent to another list of the split, is never taken)
-   and keeps the alternative whose pairs with the list's other candidates the members order right
-   in the fewest votes;
+2. for each candidate of a ``replace`` tier, in the order ``replace`` lists them (an
+   own-explanation tier first), draws its pool (the pair's other annotators' explanations, in
+   their order, for its own-explanation tier, none while the list holds a flipped candidate made
+   from the current one; the same premise's other explanations, any of 1-3, for a sibling tier;
+   the ``pool`` explanations of pairs about other premises with the best Okapi BM25 against the
+   query, for an unrelated tier; the tier's ``borrow_label`` rule either way; a text already in
+   the list, or lent to another list of the split, or another list's own explanation there, is
+   never taken) and keeps the alternative whose pairs with the list's other candidates the
+   members order right in the fewest votes (``choose: chance``: nearest half of them);
 3. drops each candidate of a ``drop`` tier whose pairs the members still order right in at least
    ``tau`` of their votes, and each list left with fewer than ``min_tiers`` tiers.
 
 It stops after ``rounds`` rounds or once every attacker's pairwise agreement on the train lists
-is at most ``target``. Everything is a function of the content: member partitions and ties are
-sha256 draws of the seed namespace and query ids, scores are rounded to 1e-9 before they are
-compared, and the step runs once in the building process, so the worker count changes nothing.
-The report (per round: agreement per attacker and split before and after, per tier pair, lists
+is at most ``target``. Everything is a function of the content: member partitions and pool
+orders are sha256 draws of the seed namespace and query ids (BM25 pools by score, own pools by
+annotator), ties go to the current text and then to the first in the pool, scores are rounded to
+1e-9 before they are compared, and the step runs once in the building process, so the worker
+count changes nothing. The report (per round: agreement per attacker and split before and after, per tier pair, lists
 kept, candidates replaced and dropped) goes into the manifest as ``adversarial``.
 """
 
@@ -247,14 +249,19 @@ def _replace(adv: AdversarialSpec, model: _Model, lst: _List, recipe: TieredSect
              tier: str, slot: int, pools: dict, used: Counter) -> bool:
     """Swap the candidate ``tier``/``slot`` of ``lst`` for its pool's hardest alternative (``choose:
     chance``: the one its pairs are ordered closest to chance; with ``length_match``, among those of
-    about the own explanation's length, and the current one only if it is too); True if it changed."""
+    about the own explanation's length, and the current one only if it is too; an own explanation
+    stays while the list holds a flipped candidate made from it, and is not length matched);
+    True if it changed."""
+    choosing_own = any(t.name == tier and t.candidates == "explanation" for t in recipe.tiers)
+    if choosing_own and any(lst.borrowed.get(t.name) for t in recipe.tiers
+                            if t.candidates == "negation_flip" and t.own_from_flip):
+        return False
     cands = lst.candidates(recipe)
     current, source = lst.borrowed[tier][slot]
     in_list = {c[2] for c in cands}
     alts = [(current, source)] + [(t, s) for t, s in pools[(lst.q.query_id, tier)]
                                   if t not in in_list and used[(lst.split, tier, t)] == 0]
     keep_current = True
-    choosing_own = any(t.name == tier and t.candidates == "explanation" for t in recipe.tiers)
     own = _own_length(recipe, cands) if adv.length_match is not None and not choosing_own else None
     if own is not None:  # only alternatives of about the own explanation's length
         near = [a for a in alts[1:] if abs(len(words(a[0])) - own) <= adv.length_match]
@@ -347,13 +354,9 @@ def _pools(recipe: TieredSection, adv: AdversarialSpec, lists: list[_List], ns: 
         for name in adv.replace:
             tier = tiers[name]
             same = tier.borrow_label == "same"
-            if tier.candidates == "explanation":
-                tied = [t.name for t in recipe.tiers if t.candidates == "negation_flip" and t.own_from_flip]
+            if tier.candidates == "explanation":  # the pair's annotators, in order (a tied flip: _replace)
                 for lst in members:
                     ex = lst.q.example
-                    if any(lst.borrowed.get(t) for t in tied):
-                        out[(lst.q.query_id, name)] = []  # the text its flipped candidate was made from
-                        continue
                     texts_k = [explanation(ex.explanations, k) for k in (1, 2, 3)]
                     out[(lst.q.query_id, name)] = [(x, ex.source_id) for i, x in enumerate(texts_k)
                                                    if x and x not in texts_k[:i]]

@@ -30,6 +30,8 @@ class Query:
     the ``(explanation, source_id)`` of the pool rows chosen for it, and each negation_flip
     tier to ``((flipped text, own source_id),)`` or ``()`` (found once, during selection,
     balanced over the split), so building the candidates needs nothing but the query itself.
+    The own-explanation tier is there only where its text is not the recipe's ``explanation``
+    index: the one a flip was made from (``own_from_flip``), or the one the adversarial step chose.
     """
 
     example: NLIExample

@@ -218,14 +218,14 @@ class AdversarialSpec(StrictModel):
     members that did not see it (train) or with all of them (other splits). Then every candidate of
     a ``replace`` tier is swapped for the one of ``pool`` content-seeded alternatives (its tier's
     pool: the same premise's other explanations for a sibling tier, explanations of pairs about
-    other premises for an unrelated tier, each label rule as the tier's ``borrow_label``; the pair's
-    other annotators' explanations for its own-explanation tier) that the
-    members order worst (``choose: chance``: closest to chance; with ``length_match``, among the
+    other premises for an unrelated tier, each label rule as the tier's ``borrow_label``; for an
+    own-explanation tier, listed first, the pair's other annotators' explanations, none while the
+    list holds a flipped candidate made from its own) that the members order worst (``choose:
+    chance``: closest to chance; with ``length_match``, a sibling or unrelated one among the
     alternatives whose length in words is that close to the list's own explanation's), and a
-    candidate of a ``drop`` tier whose pairs the members still order
-    right in at least ``tau`` of their votes is dropped (a list left with fewer than ``min_tiers``
-    tiers is dropped). Rounds stop once every attacker's agreement on the train lists is at most
-    ``target``.
+    candidate of a ``drop`` tier whose pairs the members still order right in at least ``tau`` of
+    their votes is dropped (a list left with fewer than ``min_tiers`` tiers is dropped). Rounds
+    stop once every attacker's agreement on the train lists is at most ``target``.
     """
 
     attackers: list[AttackerSpec] = Field(min_length=1)
@@ -308,6 +308,10 @@ class TieredSection(StrictModel):
                 raise ValueError(f"adversarial.replace names {name!r}, which is not an explanation, "
                                  f"sibling_explanation or unrelated_explanation tier of this recipe (those: "
                                  f"{[n for n, k in kinds.items() if k in choosable]})")
+        owns = [i for i, name in enumerate(adv.replace) if kinds.get(name) == "explanation"]
+        if owns and owns != [0]:
+            raise ValueError(f"adversarial.replace lists the own-explanation tier {adv.replace[owns[-1]]!r} after "
+                             "another: list it first (the others are matched against the own explanation)")
         top = self.tiers[0].name
         for name in adv.drop:
             if name not in kinds or name == top:
