@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shlex
 from pathlib import Path
 from typing import Annotated, Any, Optional
 
@@ -21,7 +22,8 @@ def validity(
         "--record", help="instead of --run: an evaluation record (its JSON file) of this benchmark, with its "
         "predictions beside it: the reader's scores are read from them", show_default="none")] = None,
     split: Annotated[Optional[str], typer.Option(
-        help="with --run: the held-out split to score; with --record: the record's split",
+        help="with --run: the held-out split to score; with --record: the record's split; alone, a "
+        "held-out split other than test: measure the figures there (not stored), by tier pair too",
         show_default="test; with --record: the record's")] = None,
     resamples: Annotated[int, typer.Option(help="bootstrap resamples of the margin's CI")] = 1000,
     measure: Annotated[bool, typer.Option(
@@ -39,9 +41,12 @@ def validity(
         flag = "--run" if run is not None else "--record"
         raise InvalidArgumentError(f"--measure and {flag} conflict: give one",
                                    hint=f"--measure stores the figures; {flag} checks a reader against them")
+    if measure and split not in (None, "test"):
+        raise InvalidArgumentError(f"--measure and --split {split} conflict: --measure stores the test split's "
+                                   "figures", hint=f"gradebench validity {shlex.quote(str(benchmark_dir))} --split {shlex.quote(split)}")
     if measure:
         result = measure_api(benchmark_dir)
-    elif run is None and record is None:
+    elif run is None and record is None and split in (None, "test"):
         result = check_validity(benchmark_dir, split=split, n_resamples=resamples)
     else:
         from gradebench.cli.harness_cmds import with_progress
@@ -63,6 +68,9 @@ def _print(result: Any) -> None:
     b = result.benchmark
     say = lambda text: console.print(wrap(text), markup=False)  # noqa: E731
     say(f"{b['name']} ({b['fingerprint'][:12]}) at {b['path']}")
+    if result.reader is None and result.lists is not None:  # measured on another split
+        _print_split(console, say, result)
+        return
     if result.reader is None:
         _print_figures(console, say, result.figures)
         for key, what in (("measure", "measure them:"),
@@ -117,6 +125,31 @@ def _print_figures(console: Any, say: Any, v: dict | None) -> None:
     console.print(t)
     if v.get("label_aware") is None and "label_aware" in v:
         say(f"no label-aware probe: {v.get('label_aware_skipped') or 'the queries carry no label'}")
+
+
+def _print_split(console: Any, say: Any, result: Any) -> None:
+    lists = result.lists
+    say(f"split {result.split}: {lists['n_queries']} lists; attackers trained on the train split"
+        + (" (carved by query-id hash)" if lists["carved"] else "") + "; measured now, not stored; 0.5 = chance")
+    t = table("attacker", "pairwise\nagreement", "NDCG@5", numeric=True)
+    for f in result.attackers.values():
+        t.add_row(f["name"], _fmt(f.get("pairwise_agreement")), _fmt(f.get("ndcg@5")))
+    console.print(t)
+    keys = [k for k in result.attackers if result.tier_pairs.get(k)]
+    if not keys:
+        return
+    say("pairwise agreement by tier pair (pooled over the pairs):")
+    short = {"query_blind": "blind", "label_aware": "label", "bm25": "bm25", "lexical_ceiling_dense": "dense",
+             "lexical_ceiling_strong": "strong"}
+    t = table("pair", "pairs", *(short.get(k, k) for k in keys), numeric=True)
+    first = result.tier_pairs[keys[0]]
+    for pair, v in first.items():
+        t.add_row(pair, str(v["pairs"]), *(_fmt(result.tier_pairs[k].get(pair, {}).get("agreement")) for k in keys))
+    console.print(t)
+    for flag, what in (("label_aware", "label-aware probe: the queries carry no label"),
+                       ("lexical_ceilings", "lexical ceilings: lightgbm is not installed")):
+        if not lists[flag]:
+            say(f"not measured: {what}")
 
 
 def _fmt(x: float | None) -> str:

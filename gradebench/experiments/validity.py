@@ -422,13 +422,15 @@ def read_attacker_lists(folder: Path, files: Sequence[str], *, benchmark: str, f
 
 
 def attacker_values(read: dict[str, Any], *, mode: ValidityMode = "fast",
-                    step: Callable[[str], None] | None = None) -> dict[str, dict[str, np.ndarray]]:
+                    step: Callable[[str], None] | None = None,
+                    pairs: dict[str, dict[str, dict[str, Any]]] | None = None) -> dict[str, dict[str, np.ndarray]]:
     """Each attacker's per-query values on the held-out lists of ``read`` (:func:`read_attacker_lists`):
     ``{figure key: {metric name: [n_queries] values}}`` (NaN: undefined for that query), the
     attackers trained exactly as for the figures, in this process. The label-aware probe is
     left out where the queries carry no label, the two ceilings where LightGBM is missing.
     The mean over the defined queries, rounded to 4 digits, is the figure of :func:`validity_figures`
-    on the same lists. ``step(message)`` is called before each attacker."""
+    on the same lists. ``step(message)`` is called before each attacker. With ``pairs`` (a dict),
+    each attacker's :func:`grade_pairs` on the lists is put there under its figure key."""
     train, test, label = read["train"], read["test"], read["query_label"]
     fits: list[tuple[str, Callable[[], Any]]] = [("query_blind", lambda: _fit_blind(train))]
     if label is not None:
@@ -443,8 +445,35 @@ def attacker_values(read: dict[str, Any], *, mode: ValidityMode = "fast",
     for key, fit in fits:
         if step is not None:
             step(f"training and scoring the {names[key]} attacker")
-        out[key] = per_query(fit().score(test), test)
+        scores = fit().score(test)
+        out[key] = per_query(scores, test)
+        if pairs is not None:
+            pairs[key] = grade_pairs(scores, test)
     return out
+
+
+def grade_pairs(scores: np.ndarray, lists) -> dict[str, dict[str, Any]]:
+    """Pairwise agreement per pair of grades, pooled over every pair of the lists (ties count 1/2):
+    ``{"3>2": {"agreement": share ordered right, "pairs": count}, ...}``, better grade first, best
+    pairs first. Where an overall figure is above chance, this says which grades the cue tells apart."""
+    right: dict[tuple[float, float], float] = {}
+    count: dict[tuple[float, float], int] = {}
+    for s, rel, ok in zip(scores, lists.relevance, lists.mask):
+        s, rel = s[ok], rel[ok]
+        hi, lo = np.nonzero(rel[:, None] > rel[None, :])
+        if not len(hi):
+            continue
+        won = (s[hi] > s[lo]) + 0.5 * (s[hi] == s[lo])
+        keys = np.stack([rel[hi], rel[lo]], axis=1)
+        uniq, inv = np.unique(keys, axis=0, return_inverse=True)
+        sums = np.bincount(inv.ravel(), weights=won, minlength=len(uniq))
+        ns = np.bincount(inv.ravel(), minlength=len(uniq))
+        for (a, b), w, n in zip(uniq.tolist(), sums.tolist(), ns.tolist()):
+            right[(a, b)] = right.get((a, b), 0.0) + w
+            count[(a, b)] = count.get((a, b), 0) + n
+    name = lambda g: str(int(g)) if float(g).is_integer() else f"{g:g}"  # noqa: E731
+    return {f"{name(a)}>{name(b)}": {"agreement": _round(right[(a, b)] / count[(a, b)]), "pairs": count[(a, b)]}
+            for a, b in sorted(count, key=lambda k: (-k[0], -k[1]))}
 
 
 def per_query(scores: np.ndarray, lists) -> dict[str, np.ndarray]:

@@ -81,6 +81,9 @@ class ValidityCheck:
     #: commands as they run from here, by purpose: ``measure`` (the figures are missing or stale)
     #: and ``check_reader`` (train a reader, then check it); each runs after the one before it
     commands: dict[str, list[str]] = field(default_factory=dict)
+    #: with ``split`` another held-out split and no reader: each attacker's pairwise agreement per
+    #: pair of tiers (or grades), pooled over the pairs (:func:`~gradebench.experiments.validity.grade_pairs`)
+    tier_pairs: dict[str, dict[str, dict[str, Any]]] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -132,6 +135,7 @@ def check_validity(
     shown = _q(benchmark)  # the benchmark folder as the user gave it
     reader = run if run is not None else record
     rec = None if record is None else _read_record(Path(record), name, fp, split, shown)
+    tuning = reader is None and split not in (None, "test")  # figures measured on another split
     if split is None:
         split = "test" if rec is None else rec.split
     if split not in splits:
@@ -146,7 +150,7 @@ def check_validity(
     stale = is_stale(figures, (figures or {}).get("mode", "fast"))
     result = ValidityCheck(benchmark={"name": name, "fingerprint": fp, "path": str(folder)}, split=split,
                            figures=figures, stale=stale)
-    if reader is None:
+    if reader is None and not tuning:
         result.commands = _commands(shown, name, fp, stale, split)
         return result
     if split == "train" and rec is not None:
@@ -155,11 +159,15 @@ def check_validity(
                                    hint=f"gradebench eval --run RUN_DIR --split {_held_out(splits) or 'test'}, "
                                         f"then gradebench validity {shown} --record RECORD_JSON")
     if split == "train":
-        raise InvalidArgumentError("--split train: the attackers learn from the train split; check a reader on "
-                                   "a held-out split", hint=f"give --split {_held_out(splits) or 'test'}")
+        raise InvalidArgumentError("--split train: the attackers learn from the train split; "
+                                   + ("check a reader on" if reader is not None else "measure them on")
+                                   + " a held-out split", hint=f"give --split {_held_out(splits) or 'test'}")
     if "train" not in splits:
         raise InvalidArgumentError(f"benchmark {name} has no train split for the attackers to learn from",
-                                   path=folder, hint="check a reader on a benchmark with a train split")
+                                   path=folder, hint="check a reader on a benchmark with a train split"
+                                   if reader is not None else f"gradebench validity {shown} (the stored figures)")
+    if reader is None:
+        return _measure_split(result, folder, manifest, progress)
     if run is not None:
         return _check_run(result, folder, manifest, Path(run), shown, n_resamples, progress)
     return _check_run(result, folder, manifest, None, shown, n_resamples, progress, record=rec)
@@ -246,6 +254,46 @@ def _check_run(result: ValidityCheck, folder: Path, manifest: dict[str, Any], ru
     if progress is not None:
         progress(total, total, "done")
     return result
+
+
+def _measure_split(result: ValidityCheck, folder: Path, manifest: dict[str, Any],
+                   progress: ProgressFn | None) -> ValidityCheck:
+    """The attackers of the figures trained as for them and scored on ``result.split`` (a held-out
+    split other than ``test``: tuning a recipe on validation), with their agreement per tier pair;
+    nothing is stored."""
+    from gradebench.benchmark.engine import builder_of
+    from gradebench.experiments.validity import attacker_values, has_lightgbm, read_attacker_lists
+
+    name, fp, split = manifest["recipe"]["name"], manifest["fingerprint"], result.split
+    mode = (result.figures or {}).get("mode", "fast")
+    has_ceilings = has_lightgbm()
+    query_label = getattr(builder_of(manifest), "query_label", None)
+    total = 1 + 2 + (1 if query_label else 0) + (2 if has_ceilings else 0)
+    step = _stepper(progress, total)
+    step("reading the lists")
+    files = [n for v in manifest["splits"].values() for n in v["files"]]
+    read = read_attacker_lists(folder, files, benchmark=name, fingerprint=fp, query_label=query_label, mode=mode,
+                               split=split)
+    if read["test"].n_queries == 0:
+        raise InvalidArgumentError(f"split {split!r} of {name} has no queries", path=folder,
+                                   hint="measure on another split")
+    pairs: dict[str, dict[str, dict[str, Any]]] = {}
+    values = attacker_values(read, mode=mode, step=step, pairs=pairs)
+    result.attackers = {k: {"name": ATTACKER_NAMES[k], **_figures(v)} for k, v in values.items()}
+    tiers = {float(t["relevance"]): t["name"] for t in manifest["recipe"].get("tiers") or ()
+             if isinstance(t, dict) and "name" in t and "relevance" in t}
+    result.tier_pairs = {k: {_pair_name(p, tiers): v for p, v in by.items()} for k, by in pairs.items()}
+    result.lists = {"n_queries": int(read["test"].n_queries), "carved": bool(read["carved"]),
+                    "label_aware": read["query_label"] is not None, "lexical_ceilings": has_ceilings}
+    if progress is not None:
+        progress(total, total, "done")
+    return result
+
+
+def _pair_name(pair: str, tiers: dict[float, str]) -> str:
+    """``"3>2"`` as ``"own>sibling"`` where the recipe names its tiers' grades."""
+    hi, lo = (float(g) for g in pair.split(">"))
+    return f"{tiers[hi]}>{tiers[lo]}" if hi in tiers and lo in tiers else pair
 
 
 def _same_lists(bench: Any, split: str, query_ids: np.ndarray, columns: Any) -> Any:

@@ -62,6 +62,41 @@ def test_a_validation_split_is_scored_with_the_same_attackers(demo_benchmark, re
     assert r.attackers != t.attackers  # other lists
 
 
+def test_alone_split_measures_the_figures_there_with_the_same_attackers(demo_benchmark, reader_run):
+    """``--split validation`` without a reader: the attackers, trained as for the figures, scored on
+    validation (nothing stored); the same figures as the reader check's attackers on that split, and
+    each one's agreement per tier pair."""
+    manifest = (Path(demo_benchmark) / "manifest.json").read_bytes()
+    r = check_validity(demo_benchmark, split="validation")
+    assert r.split == "validation" and r.reader is None and r.margins == {} and r.commands == {}
+    assert r.lists["n_queries"] == 5
+    assert r.attackers == check_validity(demo_benchmark, run=reader_run, split="validation",
+                                         n_resamples=50).attackers
+    assert (Path(demo_benchmark) / "manifest.json").read_bytes() == manifest  # nothing stored
+    tiers = [t["name"] for t in json.loads(manifest)["recipe"]["tiers"]]
+    assert list(r.tier_pairs) == list(r.attackers)
+    for key, by in r.tier_pairs.items():
+        assert all(p.split(">")[0] in tiers and p.split(">")[1] in tiers for p in by)
+        pooled = sum(v["agreement"] * v["pairs"] for v in by.values()) / sum(v["pairs"] for v in by.values())
+        assert 0.0 <= pooled <= 1.0 and all(v["pairs"] > 0 for v in by.values())
+    assert check_validity(demo_benchmark, split="validation").to_dict() == r.to_dict()
+
+
+def test_grade_pairs_pools_each_pair_of_grades_with_ties_as_half():
+    from gradebench.benchmark.lists import Lists
+
+    rel = np.array([[2.0, 1.0, 0.0, 0.0], [2.0, 2.0, 1.0, 0.0]])
+    mask = np.array([[True, True, True, False], [True, True, True, True]])
+    scores = np.array([[0.9, 0.1, 0.5, 9.0], [0.2, 0.7, 0.2, 0.0]])
+    lists = Lists("b", "f", "validation", np.array(["q1", "q2"]), np.array(["", ""]),
+                  np.full((2, 4), "c"), np.full((2, 4), "t"), rel, rel, mask)
+    got = validity.grade_pairs(scores, lists)
+    # q1: 2>1 right, 2>0 right, 1>0 wrong (the padded 9.0 is not a candidate);
+    # q2: 2>1 tie, right; 2>0 right, right; 1>0 right
+    assert got == {"2>1": {"agreement": 0.8333, "pairs": 3}, "2>0": {"agreement": 1.0, "pairs": 3},
+                   "1>0": {"agreement": 0.5, "pairs": 2}}
+
+
 def test_the_outcome_follows_the_leaderboard_rule(demo_benchmark, reader_run, monkeypatch):
     from gradebench.experiments import leaderboard
 
@@ -108,6 +143,28 @@ def test_without_a_run_the_stored_figures_are_shown(cli, monkeypatch, measured_d
     assert "--measure" not in out  # current figures
     r = check_validity(measured_demo)
     assert r.figures == stored and r.stale is False and r.reader is None and r.line is None
+
+
+def test_alone_split_prints_a_table_per_tier_pair_and_json_is_the_api(cli, monkeypatch, demo_benchmark):
+    monkeypatch.setenv("COLUMNS", "80")
+    code, out, err = cli("validity", demo_benchmark, "--split", "validation")
+    assert (code, err) == (0, "") and max(len(line) for line in out.splitlines()) <= 80
+    assert "split validation: 5 lists" in out and "not stored" in out and "by tier pair" in out
+    code, out, err = cli("validity", demo_benchmark, "--split", "validation", "--json")
+    assert (code, err) == (0, "")
+    assert json.loads(out) == check_validity(demo_benchmark, split="validation").to_dict()
+
+
+@pytest.mark.parametrize("args, needles", [
+    (["--split", "train"], ["--split train", "measure them on a held-out split", "give --split test"]),
+    (["--split", "validation", "--measure"], ["--measure and --split validation conflict", "--split validation"]),
+])
+def test_alone_split_bad_input_is_one_line_exit_2(cli, demo_benchmark, args, needles):
+    manifest = (Path(demo_benchmark) / "manifest.json").read_bytes()
+    code, out, err = cli("validity", demo_benchmark, *args)
+    assert (code, out) == (2, "")
+    assert_one_line_error(err, *needles)
+    assert (Path(demo_benchmark) / "manifest.json").read_bytes() == manifest
 
 
 def _other_benchmark(demo_benchmark: Path, dest: Path) -> Path:
