@@ -25,6 +25,9 @@ def validity(
         help="with --run: the held-out split to score; with --record: the record's split; alone, a "
         "held-out split other than test: measure the figures there (not stored), by tier pair too",
         show_default="test; with --record: the record's")] = None,
+    validity_mode: Annotated[Optional[str], typer.Option(
+        "--validity", metavar="fast|full", help="with --split alone: measure as `gradebench build --validity` "
+        "does (full: the strong ceiling tuned)", show_default="the stored figures' mode, else fast")] = None,
     resamples: Annotated[int, typer.Option(help="bootstrap resamples of the margin's CI")] = 1000,
     measure: Annotated[bool, typer.Option(
         "--measure", help="measure the figures again and store them in the manifest and card")] = False,
@@ -44,6 +47,12 @@ def validity(
     if measure and split not in (None, "test"):
         raise InvalidArgumentError(f"--measure and --split {split} conflict: --measure stores the test split's "
                                    "figures", hint=f"gradebench validity {shlex.quote(str(benchmark_dir))} --split {shlex.quote(split)}")
+    alone = run is None and record is None and not measure and split not in (None, "test")
+    if validity_mode is not None and not alone:
+        raise InvalidArgumentError("--validity sets how figures are measured on another split: give it with "
+                                   "--split SPLIT alone", key="validity",
+                                   hint=f"gradebench validity {shlex.quote(str(benchmark_dir))} --split validation "
+                                        f"--validity {shlex.quote(validity_mode)}")
     if measure:
         result = measure_api(benchmark_dir)
     elif run is None and record is None and split in (None, "test"):
@@ -52,7 +61,8 @@ def validity(
         from gradebench.cli.harness_cmds import with_progress
 
         result = with_progress(not as_json, lambda progress: check_validity(
-            benchmark_dir, run=run, record=record, split=split, n_resamples=resamples, progress=progress))
+            benchmark_dir, run=run, record=record, split=split, n_resamples=resamples, progress=progress,
+            mode=validity_mode))
     if as_json:
         emit(result.to_dict())
         return
@@ -130,7 +140,8 @@ def _print_figures(console: Any, say: Any, v: dict | None) -> None:
 def _print_split(console: Any, say: Any, result: Any) -> None:
     lists = result.lists
     say(f"split {result.split}: {lists['n_queries']} lists; attackers trained on the train split"
-        + (" (carved by query-id hash)" if lists["carved"] else "") + "; measured now, not stored; 0.5 = chance")
+        + (" (carved by query-id hash)" if lists["carved"] else "")
+        + f"; {lists['mode']} figures measured now, not stored; 0.5 = chance")
     t = table("attacker", "pairwise\nagreement", "NDCG@5", numeric=True)
     for f in result.attackers.values():
         t.add_row(f["name"], _fmt(f.get("pairwise_agreement")), _fmt(f.get("ndcg@5")))

@@ -97,6 +97,7 @@ def check_validity(
     split: str | None = None,
     n_resamples: int = 1000,
     progress: ProgressFn | None = None,
+    mode: str | None = None,
 ) -> ValidityCheck:
     """The validity figures of ``benchmark``, and with ``run`` (or ``record``) the reader's check
     against the shortcuts.
@@ -110,6 +111,8 @@ def check_validity(
             None: ``test``. With ``record``: None is the record's split, and another one is refused.
         n_resamples: bootstrap resamples of each margin's CI.
         progress: optional ``progress(done, total, message)`` while a run is checked.
+        mode: with ``split`` another held-out split and no reader: ``fast`` or ``full``, as
+            ``gradebench build --validity``; None: the stored figures' mode, else ``fast``.
 
     Raises:
         BenchmarkError: not a benchmark folder (or a folder holding builds).
@@ -136,6 +139,9 @@ def check_validity(
     reader = run if run is not None else record
     rec = None if record is None else _read_record(Path(record), name, fp, split, shown)
     tuning = reader is None and split not in (None, "test")  # figures measured on another split
+    if mode is not None and not tuning:
+        raise InvalidArgumentError("mode applies to figures measured on another split: give it with split alone",
+                                   key="validity", hint="check_validity(benchmark, split='validation', mode=...)")
     if split is None:
         split = "test" if rec is None else rec.split
     if split not in splits:
@@ -167,7 +173,7 @@ def check_validity(
                                    path=folder, hint="check a reader on a benchmark with a train split"
                                    if reader is not None else f"gradebench validity {shown} (the stored figures)")
     if reader is None:
-        return _measure_split(result, folder, manifest, progress)
+        return _measure_split(result, folder, manifest, progress, mode)
     if run is not None:
         return _check_run(result, folder, manifest, Path(run), shown, n_resamples, progress)
     return _check_run(result, folder, manifest, None, shown, n_resamples, progress, record=rec)
@@ -257,15 +263,15 @@ def _check_run(result: ValidityCheck, folder: Path, manifest: dict[str, Any], ru
 
 
 def _measure_split(result: ValidityCheck, folder: Path, manifest: dict[str, Any],
-                   progress: ProgressFn | None) -> ValidityCheck:
+                   progress: ProgressFn | None, mode: str | None) -> ValidityCheck:
     """The attackers of the figures trained as for them and scored on ``result.split`` (a held-out
     split other than ``test``: tuning a recipe on validation), with their agreement per tier pair;
     nothing is stored."""
     from gradebench.benchmark.engine import builder_of
-    from gradebench.experiments.validity import attacker_values, has_lightgbm, read_attacker_lists
+    from gradebench.experiments.validity import attacker_values, check_mode, has_lightgbm, read_attacker_lists
 
     name, fp, split = manifest["recipe"]["name"], manifest["fingerprint"], result.split
-    mode = (result.figures or {}).get("mode", "fast")
+    mode = check_mode(mode if mode is not None else (result.figures or {}).get("mode", "fast"))
     has_ceilings = has_lightgbm()
     query_label = getattr(builder_of(manifest), "query_label", None)
     total = 1 + 2 + (1 if query_label else 0) + (2 if has_ceilings else 0)
@@ -284,7 +290,7 @@ def _measure_split(result: ValidityCheck, folder: Path, manifest: dict[str, Any]
              if isinstance(t, dict) and "name" in t and "relevance" in t}
     result.tier_pairs = {k: {_pair_name(p, tiers): v for p, v in by.items()} for k, by in pairs.items()}
     result.lists = {"n_queries": int(read["test"].n_queries), "carved": bool(read["carved"]),
-                    "label_aware": read["query_label"] is not None, "lexical_ceilings": has_ceilings}
+                    "label_aware": read["query_label"] is not None, "lexical_ceilings": has_ceilings, "mode": mode}
     if progress is not None:
         progress(total, total, "done")
     return result

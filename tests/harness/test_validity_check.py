@@ -69,9 +69,11 @@ def test_alone_split_measures_the_figures_there_with_the_same_attackers(demo_ben
     manifest = (Path(demo_benchmark) / "manifest.json").read_bytes()
     r = check_validity(demo_benchmark, split="validation")
     assert r.split == "validation" and r.reader is None and r.margins == {} and r.commands == {}
-    assert r.lists["n_queries"] == 5
+    assert r.lists["n_queries"] == 5 and r.lists["mode"] == "fast"  # the stored figures' mode, else fast
     assert r.attackers == check_validity(demo_benchmark, run=reader_run, split="validation",
                                          n_resamples=50).attackers
+    full = check_validity(demo_benchmark, split="validation", mode="full")
+    assert full.lists["mode"] == "full" and full.attackers["query_blind"] == r.attackers["query_blind"]
     assert (Path(demo_benchmark) / "manifest.json").read_bytes() == manifest  # nothing stored
     tiers = [t["name"] for t in json.loads(manifest)["recipe"]["tiers"]]
     assert list(r.tier_pairs) == list(r.attackers)
@@ -158,6 +160,8 @@ def test_alone_split_prints_a_table_per_tier_pair_and_json_is_the_api(cli, monke
 @pytest.mark.parametrize("args, needles", [
     (["--split", "train"], ["--split train", "measure them on a held-out split", "give --split test"]),
     (["--split", "validation", "--measure"], ["--measure and --split validation conflict", "--split validation"]),
+    (["--validity", "full"], ["--validity sets how figures are measured", "--split validation --validity full"]),
+    (["--split", "validation", "--validity", "best"], ["validity mode must be one of fast, full"]),
 ])
 def test_alone_split_bad_input_is_one_line_exit_2(cli, demo_benchmark, args, needles):
     manifest = (Path(demo_benchmark) / "manifest.json").read_bytes()
