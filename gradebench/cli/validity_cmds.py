@@ -44,19 +44,15 @@ def validity(
         flag = "--run" if run is not None else "--record"
         raise InvalidArgumentError(f"--measure and {flag} conflict: give one",
                                    hint=f"--measure stores the figures; {flag} checks a reader against them")
-    if measure and split not in (None, "test"):
-        raise InvalidArgumentError(f"--measure and --split {split} conflict: --measure stores the test split's "
-                                   "figures", hint=f"gradebench validity {shlex.quote(str(benchmark_dir))} --split {shlex.quote(split)}")
-    alone = run is None and record is None and not measure and split not in (None, "test")
-    if validity_mode is not None and not alone:
-        raise InvalidArgumentError("--validity sets how figures are measured on another split: give it with "
-                                   "--split SPLIT alone", key="validity",
-                                   hint=f"gradebench validity {shlex.quote(str(benchmark_dir))} --split validation "
-                                        f"--validity {shlex.quote(validity_mode)}")
+    if measure and (split not in (None, "test") or validity_mode is not None):
+        flag = f"--split {split}" if split not in (None, "test") else "--validity"
+        raise InvalidArgumentError(f"--measure and {flag} conflict: --measure stores the test split's figures "
+                                   "in their mode", hint=f"gradebench validity {shlex.quote(str(benchmark_dir))} "
+                                   "--measure")
     if measure:
         result = measure_api(benchmark_dir)
     elif run is None and record is None and split in (None, "test"):
-        result = check_validity(benchmark_dir, split=split, n_resamples=resamples)
+        result = check_validity(benchmark_dir, split=split, n_resamples=resamples, mode=validity_mode)
     else:
         from gradebench.cli.harness_cmds import with_progress
 
@@ -137,6 +133,10 @@ def _print_figures(console: Any, say: Any, v: dict | None) -> None:
         say(f"no label-aware probe: {v.get('label_aware_skipped') or 'the queries carry no label'}")
 
 
+#: rows of the per-tier-pair table printed (natural grades can make many pairs; ``--json`` has all)
+MAX_PAIR_ROWS = 15
+
+
 def _print_split(console: Any, say: Any, result: Any) -> None:
     lists = result.lists
     say(f"split {result.split}: {lists['n_queries']} lists; attackers trained on the train split"
@@ -154,9 +154,14 @@ def _print_split(console: Any, say: Any, result: Any) -> None:
              "lexical_ceiling_strong": "strong"}
     t = table("pair", "pairs", *(short.get(k, k) for k in keys), numeric=True)
     first = result.tier_pairs[keys[0]]
+    shown = set(sorted(first, key=lambda p: -first[p]["pairs"])[:MAX_PAIR_ROWS])  # the most pairs, in order
     for pair, v in first.items():
-        t.add_row(pair, str(v["pairs"]), *(_fmt(result.tier_pairs[k].get(pair, {}).get("agreement")) for k in keys))
+        if pair in shown:
+            t.add_row(pair, str(v["pairs"]),
+                      *(_fmt(result.tier_pairs[k].get(pair, {}).get("agreement")) for k in keys))
     console.print(t)
+    if len(first) > len(shown):
+        say(f"{len(first) - len(shown)} more pairs of grades, with fewer pairs each: --json lists them all")
     for flag, what in (("label_aware", "label-aware probe: the queries carry no label"),
                        ("lexical_ceilings", "lexical ceilings: lightgbm is not installed")):
         if not lists[flag]:

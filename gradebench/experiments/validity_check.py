@@ -4,7 +4,10 @@ What ``gradebench validity DIR [--run RUN]`` prints (``--json``: :meth:`Validity
 
 Without a run it reports the figures stored in the benchmark's manifest
 (:mod:`gradebench.experiments.validity`, measured by ``gradebench build``) and the commands that
-measure them where they are missing or stale, and that check a reader.
+measure them where they are missing or stale, and that check a reader. With ``split`` another
+held-out split than ``test`` (and no run) it measures the figures' attackers there instead,
+trained as for them, in the stored figures' mode or ``mode``, and stores nothing: for tuning a
+recipe on validation; ``tier_pairs`` then holds each one's agreement per pair of tiers.
 
 With a run (a folder of ``gradebench train`` on this benchmark, loaded as ``gradebench eval --run``
 loads it: :func:`gradebench.experiments.runs.load_run`), it scores the held-out lists the figures
@@ -70,11 +73,12 @@ class ValidityCheck:
     stale: bool
     #: the run's folder, scorer, loss and fingerprint, with its figures on the lists (None without a run)
     reader: dict[str, Any] | None = None
-    #: the attackers' figures on the same lists, by figure key (empty without a run)
+    #: the attackers' figures on the same lists, by figure key (empty with the stored figures)
     attackers: dict[str, dict[str, Any]] = field(default_factory=dict)
     #: per metric: the best attacker and the reader's margin over it with its CI (empty without a run)
     margins: dict[str, dict[str, Any]] = field(default_factory=dict)
-    #: the lists scored: how many, and whether the figures' lists were carved by query-id hash
+    #: the lists scored: how many, whether the figures' lists were carved by query-id hash, and
+    #: (measured on another split) the mode; None with the stored figures
     lists: dict[str, Any] | None = None
     #: the outcome on :data:`PRIMARY` in words (None without a run)
     line: str | None = None
@@ -109,22 +113,26 @@ def check_validity(
             predictions file is beside it: the reader's scores are read from it.
         split: the held-out split scored with ``run`` (not ``train``: the attackers learn from it);
             None: ``test``. With ``record``: None is the record's split, and another one is refused.
-        n_resamples: bootstrap resamples of each margin's CI.
-        progress: optional ``progress(done, total, message)`` while a run is checked.
+            Without either: None or ``test`` reports the stored figures; another held-out split
+            has them measured there (nothing stored).
+        n_resamples: bootstrap resamples of each margin's CI (unused without a reader).
+        progress: optional ``progress(done, total, message)`` while a run is checked or figures
+            are measured.
         mode: with ``split`` another held-out split and no reader: ``fast`` or ``full``, as
             ``gradebench build --validity``; None: the stored figures' mode, else ``fast``.
 
     Raises:
         BenchmarkError: not a benchmark folder (or a folder holding builds).
         UnknownNameError: no such split (the message names the benchmark's splits).
-        InvalidArgumentError: ``split`` is ``train`` with a run, or the benchmark has no train split.
+        InvalidArgumentError: ``split`` is ``train`` (with a reader, or measuring), the benchmark has
+            no train split, or ``mode`` is given without measuring on another split.
         RunError: the run is missing, unfinished, corrupt, or trained on another benchmark.
         RecordError: the record is unreadable, fails its checks, has no predictions here, or is
             of another benchmark or split.
     """
     from gradebench.benchmark.info import info
     from gradebench.experiments.build import check_benchmark_folder
-    from gradebench.experiments.validity import is_stale
+    from gradebench.experiments.validity import check_mode, is_stale
     from gradebench.stats._checks import check_n_resamples
 
     if run is not None and record is not None:
@@ -139,18 +147,23 @@ def check_validity(
     reader = run if run is not None else record
     rec = None if record is None else _read_record(Path(record), name, fp, split, shown)
     tuning = reader is None and split not in (None, "test")  # figures measured on another split
-    if mode is not None and not tuning:
-        raise InvalidArgumentError("mode applies to figures measured on another split: give it with split alone",
-                                   key="validity", hint="check_validity(benchmark, split='validation', mode=...)")
+    tunable = _tunable(splits)  # a held-out split other than test, to measure on
+    if mode is not None:
+        mode = check_mode(mode)
+        if not tuning:
+            raise InvalidArgumentError(
+                "--validity sets how figures are measured on another split: give it with --split SPLIT alone",
+                key="validity", hint=f"gradebench validity {shown} --split {tunable} --validity {mode}" if tunable
+                else f"gradebench validity {shown} (the stored figures; this benchmark has no other held-out split)")
     if split is None:
         split = "test" if rec is None else rec.split
     if split not in splits:
         again = f"gradebench validity {shown}" + ("" if reader is None else
                                                   f" {'--run' if run is not None else '--record'} {_q(reader)}")
-        other = _held_out(splits) if reader is not None else splits[0]
+        other = _held_out(splits) if reader is not None else tunable
         raise UnknownNameError(f"benchmark {name} has no split {split!r}", path=folder,
                                hint=f"its splits: {', '.join(splits)}"
-                                    + (f"; e.g. {again} --split {other}" if other else ""))
+                                    + (f"; e.g. {again} --split {other}" if other else f"; e.g. {again}"))
     n_resamples = check_n_resamples(n_resamples)
     figures = manifest.get("validity")
     stale = is_stale(figures, (figures or {}).get("mode", "fast"))
@@ -164,10 +177,13 @@ def check_validity(
                                    "a record of a held-out split", path=record,
                                    hint=f"gradebench eval --run RUN_DIR --split {_held_out(splits) or 'test'}, "
                                         f"then gradebench validity {shown} --record RECORD_JSON")
+    if split == "train" and reader is not None:
+        raise InvalidArgumentError("--split train: the attackers learn from the train split; check a reader on "
+                                   "a held-out split", hint=f"give --split {_held_out(splits) or 'test'}")
     if split == "train":
-        raise InvalidArgumentError("--split train: the attackers learn from the train split; "
-                                   + ("check a reader on" if reader is not None else "measure them on")
-                                   + " a held-out split", hint=f"give --split {_held_out(splits) or 'test'}")
+        raise InvalidArgumentError("--split train: the attackers learn from the train split; measure them on a "
+                                   "held-out split", hint=f"gradebench validity {shown} --split {tunable}"
+                                   if tunable else f"gradebench validity {shown} (the stored figures)")
     if "train" not in splits:
         raise InvalidArgumentError(f"benchmark {name} has no train split for the attackers to learn from",
                                    path=folder, hint="check a reader on a benchmark with a train split"
@@ -271,7 +287,7 @@ def _measure_split(result: ValidityCheck, folder: Path, manifest: dict[str, Any]
     from gradebench.experiments.validity import attacker_values, check_mode, has_lightgbm, read_attacker_lists
 
     name, fp, split = manifest["recipe"]["name"], manifest["fingerprint"], result.split
-    mode = check_mode(mode if mode is not None else (result.figures or {}).get("mode", "fast"))
+    mode = check_mode(mode if mode is not None else (result.figures or {}).get("mode", "fast"))  # stored: checked
     has_ceilings = has_lightgbm()
     query_label = getattr(builder_of(manifest), "query_label", None)
     total = 1 + 2 + (1 if query_label else 0) + (2 if has_ceilings else 0)
@@ -426,6 +442,12 @@ def _stepper(progress: ProgressFn | None, total: int):
 
 def _q(path: str | Path) -> str:
     return shlex.quote(str(path))
+
+
+def _tunable(splits: list[str]) -> str | None:
+    """A held-out split other than ``test`` (``validation`` first), to measure the figures on."""
+    others = [s for s in splits if s not in ("train", "test")]
+    return "validation" if "validation" in others else (others[0] if others else None)
 
 
 def _held_out(splits: list[str]) -> str | None:

@@ -79,9 +79,23 @@ def test_alone_split_measures_the_figures_there_with_the_same_attackers(demo_ben
     assert list(r.tier_pairs) == list(r.attackers)
     for key, by in r.tier_pairs.items():
         assert all(p.split(">")[0] in tiers and p.split(">")[1] in tiers for p in by)
-        pooled = sum(v["agreement"] * v["pairs"] for v in by.values()) / sum(v["pairs"] for v in by.values())
-        assert 0.0 <= pooled <= 1.0 and all(v["pairs"] > 0 for v in by.values())
+        assert {p: v["pairs"] for p, v in by.items()} == {p: v["pairs"] for p, v in r.tier_pairs["bm25"].items()}
+        assert all(0.0 <= v["agreement"] <= 1.0 and v["pairs"] > 0 for v in by.values())
     assert check_validity(demo_benchmark, split="validation").to_dict() == r.to_dict()
+
+
+def test_the_mode_reaches_the_strong_ceiling_and_test_alone_trains_nothing(demo_benchmark, monkeypatch):
+    if not validity.has_lightgbm():
+        pytest.skip("lightgbm is not installed: no strong ceiling")
+    seen = []
+    real = validity._fit_strong
+    monkeypatch.setattr(validity, "_fit_strong", lambda *a: seen.append(a[-1]) or real(*a))
+    check_validity(demo_benchmark, split="validation", mode="full")
+    check_validity(demo_benchmark, split="validation", mode="fast")
+    assert seen == ["full", "fast"]
+    monkeypatch.setattr(validity, "attacker_values", lambda *a, **k: pytest.fail("trained on --split test"))
+    r = check_validity(demo_benchmark, split="test")
+    assert r.attackers == {} and r.lists is None and r.tier_pairs == {}
 
 
 def test_grade_pairs_pools_each_pair_of_grades_with_ties_as_half():
@@ -97,6 +111,10 @@ def test_grade_pairs_pools_each_pair_of_grades_with_ties_as_half():
     # q2: 2>1 tie, right; 2>0 right, right; 1>0 right
     assert got == {"2>1": {"agreement": 0.8333, "pairs": 3}, "2>0": {"agreement": 1.0, "pairs": 3},
                    "1>0": {"agreement": 0.5, "pairs": 2}}
+    assert list(got) == ["2>1", "2>0", "1>0"]  # better grade first, then the worse one's best first
+    exact = validity.grade_pairs(rel.copy(), lists)  # scores that are the grades: every pair right
+    assert {k: v["agreement"] for k, v in exact.items()} == {"2>1": 1.0, "2>0": 1.0, "1>0": 1.0}
+    assert {k: v["pairs"] for k, v in exact.items()} == {k: v["pairs"] for k, v in got.items()}
 
 
 def test_the_outcome_follows_the_leaderboard_rule(demo_benchmark, reader_run, monkeypatch):
@@ -158,9 +176,13 @@ def test_alone_split_prints_a_table_per_tier_pair_and_json_is_the_api(cli, monke
 
 
 @pytest.mark.parametrize("args, needles", [
-    (["--split", "train"], ["--split train", "measure them on a held-out split", "give --split test"]),
-    (["--split", "validation", "--measure"], ["--measure and --split validation conflict", "--split validation"]),
+    (["--split", "train"], ["--split train", "measure them on a held-out split", "--split validation"]),
+    (["--split", "validation", "--measure"], ["--measure and --split validation conflict", " --measure"]),
+    (["--split", "train", "--measure"], ["--measure and --split train conflict", " --measure"]),
+    (["--validity", "full", "--measure"], ["--measure and --validity conflict", " --measure"]),
     (["--validity", "full"], ["--validity sets how figures are measured", "--split validation --validity full"]),
+    (["--split", "test", "--validity", "full"], ["--validity sets how", "--split validation --validity full"]),
+    (["--split", "dev"], ["has no split 'dev'", "--split validation"]),
     (["--split", "validation", "--validity", "best"], ["validity mode must be one of fast, full"]),
 ])
 def test_alone_split_bad_input_is_one_line_exit_2(cli, demo_benchmark, args, needles):
