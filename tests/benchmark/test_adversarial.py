@@ -261,7 +261,8 @@ def test_own_explanation_chosen_among_the_pairs_annotators(tmp_path, built):
     src = shared_data("esnli", "eSNLI")
     p = _recipe(tmp_path, ADV.replace("  replace: [sibling, unrelated]\n", "  replace: [own, sibling, unrelated]\n"))
     chosen = build(p, source=src, out=tmp_path / "o", limit=LIMIT, workers=1, progress=False, validate=False)
-    assert json.loads((Path(chosen.path) / "manifest.json").read_text())["adversarial"]["rounds"][0]["replaced"]["own"] > 0
+    report = json.loads((Path(chosen.path) / "manifest.json").read_text())["adversarial"]
+    assert report["rounds"][0]["replaced"]["own"] > 0
     examples = {e.source_id: e for rows in parse_esnli_preprocessed(src).values() for e in rows}
 
     def lists(result) -> dict[str, dict[str, list[str]]]:

@@ -12,9 +12,9 @@ Le Bras et al. 2020).
    from the current one; the same premise's other explanations, any of 1-3, for a sibling tier;
    the ``pool`` explanations of pairs about other premises with the best Okapi BM25 against the
    query, for an unrelated tier; the tier's ``borrow_label`` rule either way; a text already in
-   the list, or lent to another list of the split, or another list's own explanation there, is
-   never taken) and keeps the alternative whose pairs with the list's other candidates the
-   members order right in the fewest votes (``choose: chance``: nearest half of them);
+   the list, or held in the same tier by another list of the split, is never taken) and keeps
+   the alternative whose pairs with the list's other candidates the members order right in the
+   fewest votes (``choose: chance``: nearest half of them);
 3. drops each candidate of a ``drop`` tier whose pairs the members still order right in at least
    ``tau`` of their votes, and each list left with fewer than ``min_tiers`` tiers.
 
@@ -23,8 +23,9 @@ is at most ``target``. Everything is a function of the content: member partition
 orders are sha256 draws of the seed namespace and query ids (BM25 pools by score, own pools by
 annotator), ties go to the current text and then to the first in the pool, scores are rounded to
 1e-9 before they are compared, and the step runs once in the building process, so the worker
-count changes nothing. The report (per round: agreement per attacker and split before and after, per tier pair, lists
-kept, candidates replaced and dropped) goes into the manifest as ``adversarial``.
+count changes nothing. The report (per round: agreement per attacker and split before and after,
+per tier pair, lists kept, candidates replaced and dropped) goes into the manifest as
+``adversarial``.
 """
 
 from __future__ import annotations
