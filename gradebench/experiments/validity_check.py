@@ -218,10 +218,9 @@ def _read_record(path: Path, name: str, fp: str, split: str | None, shown: str) 
 
 def _check_run(result: ValidityCheck, folder: Path, manifest: dict[str, Any], run: Path | None, shown: str,
                n_resamples: int, progress: ProgressFn | None, record: Any = None) -> ValidityCheck:
-    from gradebench.benchmark.engine import builder_of
     from gradebench.benchmark.lists import open_benchmark
     from gradebench.experiments.runs import load_run
-    from gradebench.experiments.validity import attacker_values, has_lightgbm, read_attacker_lists
+    from gradebench.experiments.validity import attacker_values
 
     name, fp, split = manifest["recipe"]["name"], manifest["fingerprint"], result.split
     if run is not None:
@@ -234,19 +233,8 @@ def _check_run(result: ValidityCheck, folder: Path, manifest: dict[str, Any], ru
                      f"{_q(run)}), or train a run on this one (gradebench train --benchmark {shown} --scorer "
                      f"{info.scorer} --out RUN_DIR)")
     mode = (result.figures or {}).get("mode", "fast")
-    has_ceilings = has_lightgbm()
-    query_label = getattr(builder_of(manifest), "query_label", None)
-    total = 4 + 2 + (1 if query_label else 0) + (2 if has_ceilings else 0)
-    step = _stepper(progress, total)
-    step("reading the lists")
-    files = [n for v in manifest["splits"].values() for n in v["files"]]
-    read = read_attacker_lists(folder, files, benchmark=name, fingerprint=fp,
-                               query_label=query_label, mode=mode,
-                               split=split)
+    read, step, total, has_ceilings = _attacker_lists(folder, manifest, split, mode, progress, 6)
     test = read["test"]
-    if test.n_queries == 0:
-        raise InvalidArgumentError(f"split {split!r} of {name} has no queries", path=folder,
-                                   hint="check another split")
     if run is not None:
         step(f"loading {info.scorer}")
         lists = _same_lists(open_benchmark(folder), split, test.query_ids, scorer.list_columns())
@@ -278,19 +266,18 @@ def _check_run(result: ValidityCheck, folder: Path, manifest: dict[str, Any], ru
     return result
 
 
-def _measure_split(result: ValidityCheck, folder: Path, manifest: dict[str, Any],
-                   progress: ProgressFn | None, mode: str | None) -> ValidityCheck:
-    """The attackers of the figures trained as for them and scored on ``result.split`` (a held-out
-    split other than ``test``: tuning a recipe on validation), with their agreement per tier pair;
-    nothing is stored."""
+def _attacker_lists(folder: Path, manifest: dict[str, Any], split: str, mode: str, progress: ProgressFn | None,
+                    steps: int) -> tuple[dict[str, Any], Any, int, bool]:
+    """The figures' lists with ``split`` held out (:func:`~gradebench.experiments.validity.read_attacker_lists`),
+    the progress stepper over ``steps`` steps plus one per attacker beyond the query-blind probe and
+    BM25, its total, and whether LightGBM's ceilings are measured."""
     from gradebench.benchmark.engine import builder_of
-    from gradebench.experiments.validity import attacker_values, check_mode, has_lightgbm, read_attacker_lists
+    from gradebench.experiments.validity import has_lightgbm, read_attacker_lists
 
-    name, fp, split = manifest["recipe"]["name"], manifest["fingerprint"], result.split
-    mode = check_mode(mode if mode is not None else (result.figures or {}).get("mode", "fast"))  # stored: checked
+    name, fp = manifest["recipe"]["name"], manifest["fingerprint"]
     has_ceilings = has_lightgbm()
     query_label = getattr(builder_of(manifest), "query_label", None)
-    total = 1 + 2 + (1 if query_label else 0) + (2 if has_ceilings else 0)
+    total = steps + (1 if query_label else 0) + (2 if has_ceilings else 0)
     step = _stepper(progress, total)
     step("reading the lists")
     files = [n for v in manifest["splits"].values() for n in v["files"]]
@@ -298,7 +285,19 @@ def _measure_split(result: ValidityCheck, folder: Path, manifest: dict[str, Any]
                                split=split)
     if read["test"].n_queries == 0:
         raise InvalidArgumentError(f"split {split!r} of {name} has no queries", path=folder,
-                                   hint="measure on another split")
+                                   hint="give another --split")
+    return read, step, total, has_ceilings
+
+
+def _measure_split(result: ValidityCheck, folder: Path, manifest: dict[str, Any],
+                   progress: ProgressFn | None, mode: str | None) -> ValidityCheck:
+    """The attackers of the figures trained as for them and scored on ``result.split`` (a held-out
+    split other than ``test``: tuning a recipe on validation), with their agreement per tier pair;
+    nothing is stored."""
+    from gradebench.experiments.validity import attacker_values, check_mode
+
+    mode = check_mode(mode if mode is not None else (result.figures or {}).get("mode", "fast"))  # stored: checked
+    read, step, total, has_ceilings = _attacker_lists(folder, manifest, result.split, mode, progress, 3)
     pairs: dict[str, dict[str, dict[str, Any]]] = {}
     values = attacker_values(read, mode=mode, step=step, pairs=pairs)
     result.attackers = {k: {"name": ATTACKER_NAMES[k], **_figures(v)} for k, v in values.items()}
