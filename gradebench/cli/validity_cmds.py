@@ -96,6 +96,7 @@ def _print(result: Any) -> None:
     for f in result.attackers.values():
         t.add_row(f["name"], _fmt(f.get("pairwise_agreement")), _fmt(f.get("ndcg@5")))
     console.print(t)
+    _print_pairs(console, say, result.tier_pairs)
     for metric, label in (("pairwise_agreement", "pairwise agreement"), ("ndcg@5", "NDCG@5")):
         m = result.margins.get(metric)
         if not m or m["value"] is None:
@@ -146,26 +147,30 @@ def _print_split(console: Any, say: Any, result: Any) -> None:
     for f in result.attackers.values():
         t.add_row(f["name"], _fmt(f.get("pairwise_agreement")), _fmt(f.get("ndcg@5")))
     console.print(t)
-    keys = [k for k in result.attackers if result.tier_pairs.get(k)]
-    if not keys:
-        return
-    say("pairwise agreement by tier pair (pooled over the pairs):")
-    short = {"query_blind": "blind", "label_aware": "label", "bm25": "bm25", "lexical_ceiling_dense": "dense",
-             "lexical_ceiling_strong": "strong"}
-    t = table("pair", "pairs", *(short.get(k, k) for k in keys), numeric=True)
-    first = result.tier_pairs[keys[0]]
-    shown = set(sorted(first, key=lambda p: -first[p]["pairs"])[:MAX_PAIR_ROWS])  # the most pairs, in order
-    for pair, v in first.items():
-        if pair in shown:
-            t.add_row(pair, str(v["pairs"]),
-                      *(_fmt(result.tier_pairs[k].get(pair, {}).get("agreement")) for k in keys))
-    console.print(t)
-    if len(first) > len(shown):
-        say(f"{len(first) - len(shown)} more pairs of grades, with fewer pairs each: --json lists them all")
+    _print_pairs(console, say, result.tier_pairs)
     for flag, what in (("label_aware", "label-aware probe: the queries carry no label"),
                        ("lexical_ceilings", "lexical ceilings: lightgbm is not installed")):
         if not lists[flag]:
             say(f"not measured: {what}")
+
+
+def _print_pairs(console: Any, say: Any, tier_pairs: dict[str, dict[str, Any]]) -> None:
+    """Each system's pairwise agreement per tier pair, a column each (the pairs with most pairs)."""
+    keys = [k for k, by in tier_pairs.items() if by]
+    if not keys:
+        return
+    say("pairwise agreement by tier pair (pooled over the pairs):")
+    short = {"reader": "reader", "query_blind": "blind", "label_aware": "label", "bm25": "bm25",
+             "lexical_ceiling_dense": "dense", "lexical_ceiling_strong": "strong"}
+    t = table("pair", "pairs", *(short.get(k, k) for k in keys), numeric=True)
+    first = tier_pairs[keys[0]]
+    shown = set(sorted(first, key=lambda p: -first[p]["pairs"])[:MAX_PAIR_ROWS])  # the most pairs, in order
+    for pair, v in first.items():
+        if pair in shown:
+            t.add_row(pair, str(v["pairs"]), *(_fmt(tier_pairs[k].get(pair, {}).get("agreement")) for k in keys))
+    console.print(t)
+    if len(first) > len(shown):
+        say(f"{len(first) - len(shown)} more pairs of grades, with fewer pairs each: --json lists them all")
 
 
 def _fmt(x: float | None) -> str:

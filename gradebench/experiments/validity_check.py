@@ -21,7 +21,8 @@ the best attacker is the one with the highest mean, and the reader's margin over
 per-query difference with a paired percentile bootstrap CI over the queries both define
 (:func:`gradebench.stats.paired_bootstrap_test`, seeded from the benchmark's and the run's
 fingerprints and the split: no global RNG). ``line`` gives the outcome on pairwise agreement with
-the leaderboard verdict's rule (:func:`gradebench.experiments.leaderboard.outcome`).
+the leaderboard verdict's rule (:func:`gradebench.experiments.leaderboard.outcome`), and
+``tier_pairs`` the reader's and each attacker's agreement per pair of tiers.
 
 With a record instead (``--record``: an evaluation record of ``gradebench eval`` on this benchmark,
 with its per-candidate predictions beside it, checked against the digest the record carries), the
@@ -85,8 +86,9 @@ class ValidityCheck:
     #: commands as they run from here, by purpose: ``measure`` (the figures are missing or stale)
     #: and ``check_reader`` (train a reader, then check it); each runs after the one before it
     commands: dict[str, list[str]] = field(default_factory=dict)
-    #: with ``split`` another held-out split and no reader: each attacker's pairwise agreement per
-    #: pair of tiers (or grades), pooled over the pairs (:func:`~gradebench.experiments.validity.grade_pairs`)
+    #: with a reader (under ``reader``, first) or measured on another split: each attacker's pairwise
+    #: agreement per pair of tiers (or grades), pooled over the pairs
+    #: (:func:`~gradebench.experiments.validity.grade_pairs`); empty with the stored figures
     tier_pairs: dict[str, dict[str, dict[str, Any]]] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
@@ -220,7 +222,7 @@ def _check_run(result: ValidityCheck, folder: Path, manifest: dict[str, Any], ru
                n_resamples: int, progress: ProgressFn | None, record: Any = None) -> ValidityCheck:
     from gradebench.benchmark.lists import open_benchmark
     from gradebench.experiments.runs import load_run
-    from gradebench.experiments.validity import attacker_values
+    from gradebench.experiments.validity import attacker_values, grade_pairs, per_query
 
     name, fp, split = manifest["recipe"]["name"], manifest["fingerprint"], result.split
     if run is not None:
@@ -239,19 +241,22 @@ def _check_run(result: ValidityCheck, folder: Path, manifest: dict[str, Any], ru
         step(f"loading {info.scorer}")
         lists = _same_lists(open_benchmark(folder), split, test.query_ids, scorer.list_columns())
         scorer.prepare()
-        reader_values = _score(scorer, lists, step, progress)
+        reader_scores = _score(scorer, lists, step, progress)
         reader = {"run_dir": str(run), "scorer": info.scorer, "loss": info.loss,
                   "run_fingerprint": info.run_fingerprint, "seed": int(info.seed)}
     else:
         step(f"reading the predictions of record {record.id[:12]}")
         lists = _same_lists(open_benchmark(folder), split, test.query_ids, ())
         step(f"scoring {lists.n_candidates} candidates from the record's predictions")
-        reader_values = _recorded_values(record, lists)
+        reader_scores = _recorded_scores(record, lists)
         reader = {"record": str(record.path), "record_id": record.id, "scorer": record.scorer.name,
                   "loss": record.loss.name,
                   "run_fingerprint": None if record.run is None else record.run.run_fingerprint,
                   "seed": int(record.system_seed)}
-    values = attacker_values(read, mode=mode, step=step)
+    reader_values = per_query(reader_scores, lists)
+    pairs: dict[str, dict[str, dict[str, Any]]] = {"reader": grade_pairs(reader_scores, lists)}
+    values = attacker_values(read, mode=mode, step=step, pairs=pairs)
+    result.tier_pairs = _named_pairs(pairs, manifest)
     step("bootstrap")
     seed = _seed(fp, reader["run_fingerprint"] or reader.get("record_id"), split)
     result.reader = {**reader, **_figures(reader_values)}
@@ -301,14 +306,20 @@ def _measure_split(result: ValidityCheck, folder: Path, manifest: dict[str, Any]
     pairs: dict[str, dict[str, dict[str, Any]]] = {}
     values = attacker_values(read, mode=mode, step=step, pairs=pairs)
     result.attackers = {k: {"name": ATTACKER_NAMES[k], **_figures(v)} for k, v in values.items()}
-    tiers = {float(t["relevance"]): t["name"] for t in manifest["recipe"].get("tiers") or ()
-             if isinstance(t, dict) and "name" in t and "relevance" in t}
-    result.tier_pairs = {k: {_pair_name(p, tiers): v for p, v in by.items()} for k, by in pairs.items()}
+    result.tier_pairs = _named_pairs(pairs, manifest)
     result.lists = {"n_queries": int(read["test"].n_queries), "carved": bool(read["carved"]),
                     "label_aware": read["query_label"] is not None, "lexical_ceilings": has_ceilings, "mode": mode}
     if progress is not None:
         progress(total, total, "done")
     return result
+
+
+def _named_pairs(pairs: dict[str, dict[str, Any]], manifest: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """``pairs`` (per system, :func:`~gradebench.experiments.validity.grade_pairs`) with each pair of
+    grades named by the recipe's tiers where it has them."""
+    tiers = {float(t["relevance"]): t["name"] for t in manifest["recipe"].get("tiers") or ()
+             if isinstance(t, dict) and "name" in t and "relevance" in t}
+    return {k: {_pair_name(p, tiers): v for p, v in by.items()} for k, by in pairs.items()}
 
 
 def _pair_name(pair: str, tiers: dict[float, str]) -> str:
@@ -326,9 +337,8 @@ def _same_lists(bench: Any, split: str, query_ids: np.ndarray, columns: Any) -> 
     return lists.take(np.array([at[q] for q in query_ids.tolist()], dtype=np.int64))
 
 
-def _score(scorer: Any, lists: Any, step: Any, progress: ProgressFn | None) -> dict[str, np.ndarray]:
+def _score(scorer: Any, lists: Any, step: Any, progress: ProgressFn | None) -> np.ndarray:
     from gradebench.experiments.evaluate import _pass_progress
-    from gradebench.experiments.validity import per_query
     from gradebench.scorers.base import check_scores
     from gradebench.ticks import reporting
 
@@ -336,15 +346,12 @@ def _score(scorer: Any, lists: Any, step: Any, progress: ProgressFn | None) -> d
     message = f"scoring {lists.n_candidates} candidates with {name}"
     step(message)
     with reporting(_pass_progress(progress, step, message)):
-        scores = check_scores(scorer.score(lists), lists, who=name)
-    return per_query(scores, lists)
+        return check_scores(scorer.score(lists), lists, who=name)
 
 
-def _recorded_values(record: Any, lists: Any) -> dict[str, np.ndarray]:
-    """The per-query figures of the record's predictions on ``lists`` (every candidate must have one)."""
+def _recorded_scores(record: Any, lists: Any) -> np.ndarray:
+    """The record's predictions on ``lists`` (every candidate must have one)."""
     import pyarrow.parquet as pq
-
-    from gradebench.experiments.validity import per_query
 
     table = pq.read_table(record.predictions_path, columns=["query_id", "candidate_id", "prediction"])
     if table.column("prediction").null_count:
@@ -366,7 +373,7 @@ def _recorded_values(record: Any, lists: Any) -> dict[str, np.ndarray]:
                               hint="evaluate the run on this benchmark's split (gradebench eval --run RUN_DIR "
                                    "--benchmark BENCHMARK_DIR), then give that record")
         scores[r, c] = value
-    return per_query(scores, lists)
+    return scores
 
 
 def _figures(values: dict[str, np.ndarray]) -> dict[str, float | None]:

@@ -51,6 +51,9 @@ def test_the_attackers_are_the_stored_figures_on_test_and_the_margin_is_paired(m
         assert (m["confidence"], m["n_resamples"]) == (0.95, 200)
     assert r.line.split(":")[0] in ("the reader beats the best shortcut", "solved by a shortcut",
                                     "not shown to need reading")
+    assert list(r.tier_pairs) == ["reader", *expected]  # the reader's agreement per tier pair first
+    tiers = [t["name"] for t in json.loads((measured_demo / "manifest.json").read_text())["recipe"]["tiers"]]
+    assert r.tier_pairs["reader"] and all(set(p.split(">")) <= set(tiers) for p in r.tier_pairs["reader"])
     again = check_validity(measured_demo, run=reader_run, n_resamples=200)
     assert again.to_dict() == r.to_dict()  # the seed comes from the content, not from a global RNG
 
@@ -150,6 +153,7 @@ def test_cli_json_is_the_api_result_and_the_text_fits_80_columns(cli, monkeypatc
     assert max(len(line) for line in out.splitlines()) <= 80
     assert "reader: hashed-mlp + listnet" in out and "margin over the best attacker on pairwise agreement" in out
     assert "verdict: " in out and "95% paired bootstrap CI over 5 queries" in out
+    assert "by tier pair" in out and " reader " in out
     code, out, err = cli("validity", demo_benchmark, "--json")
     assert code == 0 and json.loads(out) == check_validity(demo_benchmark).to_dict()
 
@@ -292,6 +296,7 @@ def test_a_record_gives_what_its_run_gives(demo_benchmark, reader_run, reader_re
     by_record = check_validity(demo_benchmark, record=reader_records["test"], n_resamples=200)
     assert by_record.attackers == by_run.attackers and by_record.lists == by_run.lists
     assert by_record.margins == by_run.margins and by_record.line == by_run.line  # same scores, same seed
+    assert by_record.tier_pairs == by_run.tier_pairs
     reader = dict(by_record.reader)
     assert reader.pop("record") == str(reader_records["test"]) and len(reader.pop("record_id")) == 64
     run_reader = dict(by_run.reader)
