@@ -13,18 +13,23 @@
    local Ray instance with that many CPUs, its start-up included in the wall time, as a user's
    build pays it). Each row prints its parallel efficiency: its throughput over N times the
    1-worker throughput of the same engine. Every build of one input must give the same
-   fingerprint and the same file digests (checked: the script fails otherwise).
+   fingerprint and the same file digests (checked: the script fails otherwise). The rows are run
+   in rounds (repeat i of every row, then repeat i + 1), so the machine's drift falls on every row
+   alike; each N-worker row also gives its efficiency paired run by run with the 1-worker row of
+   the same round (median and range).
 4. The machine's own ceiling (``--ceiling-repeat``): one fixed pure-Python job alone, then N
    copies at once, interleaved; a shared or virtual machine often runs N at once slower than
    one alone, and no build scales past that, so each N-worker row is also given as a share of it.
 
-Each row gives the candidates actually built (and says loudly when that is fewer than
-expected: the dev split's candidates per pair times the pairs asked for), wall time,
-candidates/s, peak PSS of the whole process tree (workers included), and the engine's
-per-phase wall seconds (`gradebench build --timings`: read, select, make_lists = waiting on
-the workers, write, stats, digests, validation, finish, validity; workers.* = seconds summed
-over the worker processes). The load average is printed at the start, since the machine is
-shared: compare rows of one run only, and use --repeat for medians.
+Each row gives the candidates actually built (and says loudly when that is fewer than expected:
+the dev split's candidates per pair times the pairs asked for), wall time, candidates/s, peak
+PSS of the whole process tree (workers included), its CPU seconds (user + system of the build,
+its forkserver and its workers, sampled every 0.05 s from /proc: the work done, less sensitive
+to the machine's load than wall time), and the engine's per-phase wall seconds (`gradebench
+build --timings`: read, select, make_lists = waiting on the workers, write, stats, digests,
+validation, finish, validity; workers.* = seconds summed over the worker processes). The load
+average is printed at the start, since the machine is shared: compare rows of one run only, and
+use --repeat for medians.
 
 Usage: python benchmarks/bench_build.py [--pairs 500000] [--repeat 1] [--data PATH]
                                         [--baseline-pythonpath OTHER_CHECKOUT]
@@ -77,14 +82,8 @@ def replicate(src: Path, dest: Path, n: int) -> None:
         (dest / f"{name}.dev").write_text("\n".join(out) + "\n", encoding="utf-8")
 
 
-def _tree_pss_kib(pid: int) -> int:
-    """Sum of PSS over ``pid`` and all its descendants (Linux /proc).
-
-    PSS (proportional set size) splits pages shared copy-on-write between the parent and its
-    forked workers, so the sum is the memory the build really holds (a sum of RSS would count
-    shared pages once per process).
-    """
-    total = 0
+def _tree(pid: int) -> list[int]:
+    """``pid`` and all its descendants (Linux /proc): the build, its forkserver and its workers."""
     children: dict[int, list[int]] = {}
     for entry in os.listdir("/proc"):
         if entry.isdigit():
@@ -94,9 +93,23 @@ def _tree_pss_kib(pid: int) -> int:
                 children.setdefault(ppid, []).append(int(entry))
             except (OSError, IndexError, ValueError):
                 pass
-    stack = [pid]
+    out, stack = [], [pid]
     while stack:
         p = stack.pop()
+        out.append(p)
+        stack.extend(children.get(p, []))
+    return out
+
+
+def _pss_kib(pids: list[int]) -> int:
+    """Sum of PSS over ``pids``.
+
+    PSS (proportional set size) splits pages shared copy-on-write between the parent and its
+    forked workers, so the sum is the memory the build really holds (a sum of RSS would count
+    shared pages once per process).
+    """
+    total = 0
+    for p in pids:
         try:
             with open(f"/proc/{p}/smaps_rollup") as f:
                 for line in f:
@@ -104,8 +117,22 @@ def _tree_pss_kib(pid: int) -> int:
                         total += int(line.split()[1])
         except OSError:
             pass
-        stack.extend(children.get(p, []))
     return total
+
+
+_TICK = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+
+
+def _cpu_s(pids: list[int], seen: dict[int, float]) -> None:
+    """Record each process's CPU seconds so far (user + system, /proc/PID/stat) in ``seen``; a
+    process that ends between two samples keeps its last value (at most one sample period short)."""
+    for p in pids:
+        try:
+            with open(f"/proc/{p}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+            seen[p] = max(seen.get(p, 0.0), (int(fields[11]) + int(fields[12])) / _TICK)
+        except (OSError, IndexError, ValueError):
+            pass
 
 
 def _supports_timings(env: dict, code: Path) -> bool:
@@ -115,19 +142,22 @@ def _supports_timings(env: dict, code: Path) -> bool:
 
 
 def run_build(source: Path, out: Path, flags: list[str], env: dict, timings: bool, code: Path
-              ) -> tuple[float, int, dict]:  # noqa: C901
+              ) -> tuple[float, int, dict, float]:  # noqa: C901
     """One `python -m gradebench build` of ``code`` (its folder is the working directory: `-m` puts
     the working directory ahead of PYTHONPATH)."""
     cmd = [sys.executable, "-m", "gradebench", "build", "esnli", "--source", str(source), "--out", str(out),
            "--json", *flags, *(["--timings"] if timings else [])]
     peak = [0]
+    cpu: dict[int, float] = {}
     t0 = time.perf_counter()
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=code, env=env)
     done = threading.Event()
 
     def sample() -> None:
         while not done.is_set():
-            peak[0] = max(peak[0], _tree_pss_kib(proc.pid))
+            pids = _tree(proc.pid)
+            peak[0] = max(peak[0], _pss_kib(pids))
+            _cpu_s(pids, cpu)
             time.sleep(0.05)
 
     t = threading.Thread(target=sample, daemon=True)
@@ -140,7 +170,7 @@ def run_build(source: Path, out: Path, flags: list[str], env: dict, timings: boo
         raise SystemExit(f"build failed ({proc.returncode}): {stderr.decode()[-2000:]}")
     result = json.loads(stdout)
     result["_digests"] = _digests(Path(result["path"]))
-    return wall, peak[0], result
+    return wall, peak[0], result, round(sum(cpu.values()), 2)
 
 
 def _digests(folder: Path) -> dict[str, str]:
@@ -228,6 +258,7 @@ def main() -> None:
         rows = []
         per_pair = None
         same_input: dict[str, dict] = {}
+        plan = []  # every row's build, in the order the rows print
         for code, path in codes:
             env = {**os.environ, "PYTHONPATH": str(path), "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1"}
             timings = _supports_timings(env, path)
@@ -239,36 +270,43 @@ def main() -> None:
                 for n in axis:
                     cases.append((f"{args.pairs:,} raw, {engine}, {n} workers", big,
                                   [*RAW, "--workers", str(n), "--engine", engine], args.pairs))
-            for name, source, flags, pairs in cases:
-                runs = []
-                for i in range(args.repeat):
-                    out = work / f"out-{len(rows)}-{i}"
-                    runs.append(run_build(source, out, flags, env, timings, path))
-                    shutil.rmtree(out, ignore_errors=True)
-                wall = statistics.median(r[0] for r in runs)
-                pss = statistics.median(r[1] for r in runs)
-                res = runs[0][2]
-                cands = sum(s["candidates"] for s in res["splits"].values())
-                if per_pair is None:
-                    per_pair = cands / DEV_PAIRS
-                phases = {k: statistics.median(r[2].get("timings", {}).get(k, 0.0) for r in runs) for k in PHASES}
-                for r in runs[1:]:  # repeats of one row wrote the same bytes
-                    if r[2]["_digests"] != res["_digests"]:
-                        raise SystemExit(f"{code}, {name}: two builds of the same input wrote different files")
-                if source == big:  # every build of the big input: one fingerprint, the same bytes
-                    first = same_input.setdefault(code, res)
-                    if (res["fingerprint"], res["_digests"]) != (first["fingerprint"], first["_digests"]):
-                        raise SystemExit(f"{code}, {name}: not the bytes of the first build of the same input")
-                rows.append((code, name, cands, round(per_pair * pairs), wall, pss, phases, res.get("timings") is None))
-        print(f"{'code':<14} {'input':<34} {'candidates':>11} {'wall s':>8} {'cand/s':>10} {'peak PSS MB':>12}")
-        for code, name, c, expected, w, p, _, _ in rows:
-            print(f"{code:<14} {name:<34} {c:>11,} {w:>8.2f} {c / w:>10,.0f} {p / 1024:>12.0f}")
+            plan += [(code, path, env, timings, *case) for case in cases]
+        # repeat i of every row before repeat i + 1 of any: the machine's drift (other tenants, clock
+        # speed) then falls on every row alike, and a row's repeat i is paired with the others' i
+        runs: list[list[tuple]] = [[] for _ in plan]
+        for i in range(args.repeat):
+            for k, (code, path, env, timings, name, source, flags, pairs) in enumerate(plan):
+                out = work / f"out-{k}-{i}"
+                runs[k].append(run_build(source, out, flags, env, timings, path))
+                shutil.rmtree(out, ignore_errors=True)
+        for (code, path, env, timings, name, source, flags, pairs), row_runs in zip(plan, runs):
+            wall = statistics.median(r[0] for r in row_runs)
+            pss = statistics.median(r[1] for r in row_runs)
+            cpu = statistics.median(r[3] for r in row_runs)
+            res = row_runs[0][2]
+            cands = sum(s["candidates"] for s in res["splits"].values())
+            if per_pair is None:
+                per_pair = cands / DEV_PAIRS
+            phases = {k: statistics.median(r[2].get("timings", {}).get(k, 0.0) for r in row_runs) for k in PHASES}
+            for r in row_runs[1:]:  # repeats of one row wrote the same bytes
+                if r[2]["_digests"] != res["_digests"]:
+                    raise SystemExit(f"{code}, {name}: two builds of the same input wrote different files")
+            if source == big:  # every build of the big input: one fingerprint, the same bytes
+                first = same_input.setdefault(code, res)
+                if (res["fingerprint"], res["_digests"]) != (first["fingerprint"], first["_digests"]):
+                    raise SystemExit(f"{code}, {name}: not the bytes of the first build of the same input")
+            rows.append((code, name, cands, round(per_pair * pairs), wall, pss, phases, res.get("timings") is None,
+                         [r[0] for r in row_runs], cpu))
+        print(f"{'code':<14} {'input':<34} {'candidates':>11} {'wall s':>8} {'cand/s':>10} {'peak PSS MB':>12}"
+              f" {'tree CPU s':>10}")
+        for code, name, c, expected, w, p, _, _, _, cpu in rows:
+            print(f"{code:<14} {name:<34} {c:>11,} {w:>8.2f} {c / w:>10,.0f} {p / 1024:>12.0f} {cpu:>10.2f}")
             if c < expected:
                 print(f"!!! WARNING: built {c:,} candidates, expected {expected:,} ({expected / max(c, 1):.1f}x more):"
                       f" the figures above do not measure the input asked for !!!")
         print("\nper-phase wall seconds (median; workers.* summed over worker processes):")
         print(f"{'code':<14} {'input':<34} " + " ".join(f"{p.replace('workers.', 'w.'):>11}" for p in PHASES))
-        for code, name, _, _, _, _, phases, missing in rows:
+        for code, name, _, _, _, _, phases, missing, _, _ in rows:
             cells = ["n/a".rjust(11) if missing else f"{phases[p]:>11.2f}" for p in PHASES]
             print(f"{code:<14} {name:<34} " + " ".join(cells))
         scaling = _scaling(rows, axis, args.engines)
@@ -283,12 +321,14 @@ def main() -> None:
             print(f"\nscaling of the raw big build ({cores} cores here; efficiency = candidates/s at N workers "
                   "over N x the 1-worker rate of the same engine):")
             print(f"{'code':<14} {'engine':<7} {'workers':>7} {'wall s':>8} {'cand/s':>10} {'efficiency':>10} "
-                  f"{'vs local':>9} {'peak PSS MB':>12}")
+                  f"{'paired':>17} {'vs local':>9} {'peak PSS MB':>12}")
             for s_ in scaling:
                 eff = "–" if s_["efficiency"] is None else f"{s_['efficiency']:.0%}"
+                runs = s_["efficiency_runs"]
+                paired = "–" if not runs else f"{s_['efficiency_paired']:.0%} ({min(runs):.0%}-{max(runs):.0%})"
                 vs = "–" if s_["vs_local"] is None else f"{s_['vs_local']:.2f}x"
                 print(f"{s_['code']:<14} {s_['engine']:<7} {s_['workers']:>7} {s_['wall_s']:>8.2f} "
-                      f"{s_['candidates_per_s']:>10,} {eff:>10} {vs:>9} {s_['peak_pss_mb']:>12,}")
+                      f"{s_['candidates_per_s']:>10,} {eff:>10} {paired:>17} {vs:>9} {s_['peak_pss_mb']:>12,}")
             info["scaling"] = scaling
             if ceiling is not None:
                 print(f"machine ceiling: {ceiling['processes']} copies of one pure-Python job at once run at "
@@ -303,9 +343,9 @@ def main() -> None:
               "local wall time")
         info["rows"] = [
             {"code": code, "input": name, "candidates": c, "expected_candidates": expected, "wall_s": round(w, 3),
-             "candidates_per_s": round(c / w), "peak_pss_mb": round(p / 1024), "phases": None if missing else
-             {k: round(v, 3) for k, v in phases.items()}}
-            for code, name, c, expected, w, p, phases, missing in rows
+             "walls_s": [round(x, 3) for x in walls], "candidates_per_s": round(c / w), "peak_pss_mb": round(p / 1024),
+             "tree_cpu_s": cpu, "phases": None if missing else {k: round(v, 3) for k, v in phases.items()}}
+            for code, name, c, expected, w, p, phases, missing, walls, cpu in rows
         ]
         write("build-throughput.json", info)
     finally:
@@ -314,19 +354,26 @@ def main() -> None:
 
 def _scaling(rows: list, axis: list[int], engines: list[str]) -> list[dict]:
     """The workers x engine rows with their efficiency and their wall time against the local
-    engine's at the same number of workers."""
+    engine's at the same number of workers.
+
+    ``efficiency`` is the issue's definition on the medians (throughput at N workers over N x the
+    1-worker throughput); ``efficiency_runs`` pairs the two rows' repeat i (run back to back in
+    the same round, so the machine's drift between rounds cancels), and ``efficiency_paired`` is
+    their median."""
     out = []
     by = {}
-    for code, name, c, _, w, p, _, _ in rows:
+    for code, name, c, _, w, p, _, _, walls, _ in rows:
         for engine in engines:
             for n in axis:
                 if name.endswith(f"raw, {engine}, {n} workers"):
-                    by[(code, engine, n)] = (c, w, p)
-    for (code, engine, n), (c, w, p) in by.items():
+                    by[(code, engine, n)] = (c, w, p, walls)
+    for (code, engine, n), (c, w, p, walls) in by.items():
         one = by.get((code, engine, 1))
         local = by.get((code, "local", n))
+        runs = None if one is None else [round(w1 / (n * wn), 3) for w1, wn in zip(one[3], walls)]
         out.append({"code": code, "engine": engine, "workers": n, "wall_s": round(w, 3), "candidates_per_s": round(c / w),
                     "efficiency": None if one is None else round((c / w) / (n * one[0] / one[1]), 3),
+                    "efficiency_runs": runs, "efficiency_paired": None if not runs else statistics.median(runs),
                     "vs_local": None if local is None or engine == "local" else round(w / local[1], 3),
                     "peak_pss_mb": round(p / 1024)})
     return out

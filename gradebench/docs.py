@@ -258,11 +258,12 @@ def build_throughput_table() -> str:
         "`lists` is the time spent waiting on the workers; where the selection is streamed (`esnli`), "
         "`select` runs while the workers make lists, and `write` only appends their encoded row groups. "
         "Where the workers read the source (e-SNLI line files, 2 or more workers), `read` only indexes it. "
-        "`main CPU` is the building process's own CPU seconds, the part no worker can take over.",
+        "`main CPU` is the building process's own CPU seconds, the part no worker can take over; "
+        "`CPU s` is the whole process tree's (the build, its forkserver and its workers).",
         "",
-        "| code | input | candidates | wall s | candidates/s | peak PSS MB | read | select | lists | write "
-        "| stats | validation | validity | main CPU |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+        "| code | input | candidates | wall s | candidates/s | peak PSS MB | CPU s | read | select | lists "
+        "| write | stats | validation | validity | main CPU |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in data["rows"]:
         ph = r["phases"] or {}
@@ -272,8 +273,9 @@ def build_throughput_table() -> str:
                                      "main.cpu"))
         short = "" if r["candidates"] >= r["expected_candidates"] else \
             f" (**{r['expected_candidates']:,} expected**)"
+        cpu = f"{r['tree_cpu_s']:.1f}" if r.get("tree_cpu_s") else "–"
         lines.append(f"| {names.get(r['code'], r['code'])} | {r['input']} | {r['candidates']:,}{short} | "
-                     f"{r['wall_s']:.2f} | {r['candidates_per_s']:,} | {r['peak_pss_mb']:,} | {cells} |")
+                     f"{r['wall_s']:.2f} | {r['candidates_per_s']:,} | {r['peak_pss_mb']:,} | {cpu} | {cells} |")
     ours = {}
     for r in data["rows"]:
         if r["code"] == "this checkout":
@@ -300,8 +302,15 @@ def build_throughput_table() -> str:
             machine = "" if ceiling is None or ceiling["processes"] != 2 else (
                 f" (this machine's own ceiling for 2 processes, measured in the same run: "
                 f"{ceiling['efficiency']:.0%})")
-            lines.append(f"- 1 -> 2 workers >= 85% efficiency: {sc['efficiency']:.0%}{machine}: "
-                         + verdict(("efficiency", sc["efficiency"] >= 0.85)))
+            runs = sc.get("efficiency_runs")
+            if runs:  # met only where the medians' figure and the run-by-run pairs' median both reach it
+                paired = sc["efficiency_paired"]
+                lines.append(f"- 1 -> 2 workers >= 85% efficiency: {sc['efficiency']:.0%} from the medians, "
+                             f"{paired:.0%} paired run by run ({min(runs):.0%}-{max(runs):.0%}){machine}: "
+                             + verdict(("efficiency", min(sc["efficiency"], paired) >= 0.85)))
+            else:
+                lines.append(f"- 1 -> 2 workers >= 85% efficiency: {sc['efficiency']:.0%}{machine}: "
+                             + verdict(("efficiency", sc["efficiency"] >= 0.85)))
     return "\n".join(lines)
 
 

@@ -165,7 +165,9 @@ def use_system_memory_pool() -> None:
 
 
 #: what the forkserver imports for the build workers (:func:`prestart`): third-party modules only
-PRELOAD = ("numpy", "pyarrow", "pyarrow.parquet", "pydantic")
+#: pandas too: pyarrow imports it the first time an array is made from a Python list (its
+#: array-like check), about 0.2 CPU-s in each worker otherwise
+PRELOAD = ("numpy", "pyarrow", "pyarrow.parquet", "pydantic", "pandas")
 
 
 @contextmanager
@@ -594,7 +596,7 @@ def prestart(modules: Sequence[str] = PRELOAD) -> bool:
     """Start the forkserver now, with ``modules`` imported there once.
 
     The building process calls this once it knows it will build (after the cache check), before
-    it indexes the source, so the server's imports (NumPy, Arrow, pydantic: about 0.3 CPU-s)
+    it indexes the source, so the server's imports (NumPy, Arrow, pydantic, pandas: about 0.4 CPU-s)
     run on another core meanwhile, and each worker is a fork that already has them; it imports
     only this project's modules itself, after multiprocessing has given it this process's
     ``sys.path``. Only third-party modules are preloaded: the server imports them with its own
