@@ -22,14 +22,15 @@
    one alone, and no build scales past that, so each N-worker row is also given as a share of it.
 
 Each row gives the candidates actually built (and says loudly when that is fewer than expected:
-the dev split's candidates per pair times the pairs asked for), wall time, candidates/s, peak
-PSS of the whole process tree (workers included), its CPU seconds (user + system of the build,
-its forkserver and its workers, sampled every 0.05 s from /proc: the work done, less sensitive
-to the machine's load than wall time), and the engine's per-phase wall seconds (`gradebench
-build --timings`: read, select, make_lists = waiting on the workers, write, stats, digests,
-validation, finish, validity; workers.* = seconds summed over the worker processes). The load
-average is printed at the start, since the machine is shared: compare rows of one run only, and
-use --repeat for medians.
+the dev split's candidates per pair, or with --skip-dev the recipe's, times the pairs asked
+for), wall time, candidates/s, peak PSS of the whole process tree (workers included), its CPU
+seconds (user + system of the build, its forkserver and its workers, sampled every 0.05 s from
+/proc: the work done, less sensitive to the machine's load than wall time), and the engine's
+per-phase wall seconds (`gradebench build --timings`: read, select, make_lists = waiting on the
+workers, write, stats, digests, validation, finish, validity; workers.* = seconds summed over
+the worker processes). The load average is printed at the start, since the machine is shared:
+compare rows of one run only, and use --repeat for medians. A line per build is printed as it
+ends (round, row, wall seconds), so a run cut short still shows what it measured.
 
 Usage: python benchmarks/bench_build.py [--pairs 500000] [--repeat 1] [--data PATH] [--skip-dev]
                                         [--skip-default]
@@ -258,7 +259,8 @@ def main() -> None:
     from _common import header, write
 
     info = header("gradebench build esnli (bench_build.py)")
-    info.update(pairs=args.pairs, repeat=args.repeat, commit=_commit(REPO),
+    info.update(pairs=args.pairs, repeat=args.repeat, skip_dev=args.skip_dev, skip_default=args.skip_default,
+                commit=_commit(REPO),
                 baseline_commit=_commit(args.baseline_pythonpath) if args.baseline_pythonpath else None)
     codes = [("this checkout", REPO)] + ([("baseline", args.baseline_pythonpath)] if args.baseline_pythonpath else [])
     work = Path(tempfile.mkdtemp(prefix="gradebench-bench-"))
@@ -291,6 +293,7 @@ def main() -> None:
                 out = work / f"out-{k}-{i}"
                 runs[k].append(run_build(source, out, flags, env, timings, path))
                 shutil.rmtree(out, ignore_errors=True)
+                print(f"round {i + 1}/{args.repeat}: {code}, {name}: {runs[k][-1][0]:.2f} s", flush=True)
         for (code, path, env, timings, name, source, flags, pairs), row_runs in zip(plan, runs):
             wall = statistics.median(r[0] for r in row_runs)
             pss = statistics.median(r[1] for r in row_runs)
@@ -336,8 +339,9 @@ def main() -> None:
                   f"{'paired':>17} {'vs local':>9} {'peak PSS MB':>12}")
             for s_ in scaling:
                 eff = "–" if s_["efficiency"] is None else f"{s_['efficiency']:.0%}"
-                runs = s_["efficiency_runs"]
-                paired = "–" if not runs else f"{s_['efficiency_paired']:.0%} ({min(runs):.0%}-{max(runs):.0%})"
+                eff_runs = s_["efficiency_runs"]
+                paired = ("–" if not eff_runs else
+                          f"{s_['efficiency_paired']:.0%} ({min(eff_runs):.0%}-{max(eff_runs):.0%})")
                 vs = "–" if s_["vs_local"] is None else f"{s_['vs_local']:.2f}x"
                 print(f"{s_['code']:<14} {s_['engine']:<7} {s_['workers']:>7} {s_['wall_s']:>8.2f} "
                       f"{s_['candidates_per_s']:>10,} {eff:>10} {paired:>17} {vs:>9} {s_['peak_pss_mb']:>12,}")
@@ -369,9 +373,8 @@ def _scaling(rows: list, axis: list[int], engines: list[str]) -> list[dict]:
     engine's at the same number of workers.
 
     ``efficiency`` is the issue's definition on the medians (throughput at N workers over N x the
-    1-worker throughput); ``efficiency_runs`` pairs the two rows' repeat i (run back to back in
-    the same round, so the machine's drift between rounds cancels), and ``efficiency_paired`` is
-    their median."""
+    1-worker throughput); ``efficiency_runs`` pairs the two rows' repeat i (run in the same round,
+    so the machine's drift between rounds cancels), and ``efficiency_paired`` is their median."""
     out = []
     by = {}
     for code, name, c, _, w, p, _, _, walls, _ in rows:
@@ -382,10 +385,11 @@ def _scaling(rows: list, axis: list[int], engines: list[str]) -> list[dict]:
     for (code, engine, n), (c, w, p, walls) in by.items():
         one = by.get((code, engine, 1))
         local = by.get((code, "local", n))
-        runs = None if one is None else [round(w1 / (n * wn), 3) for w1, wn in zip(one[3], walls)]
+        eff_runs = None if one is None else [round(w1 / (n * wn), 3) for w1, wn in zip(one[3], walls)]
         out.append({"code": code, "engine": engine, "workers": n, "wall_s": round(w, 3), "candidates_per_s": round(c / w),
                     "efficiency": None if one is None else round((c / w) / (n * one[0] / one[1]), 3),
-                    "efficiency_runs": runs, "efficiency_paired": None if not runs else statistics.median(runs),
+                    "efficiency_runs": eff_runs,
+                    "efficiency_paired": None if not eff_runs else round(statistics.median(eff_runs), 3),
                     "vs_local": None if local is None or engine == "local" else round(w / local[1], 3),
                     "peak_pss_mb": round(p / 1024)})
     return out

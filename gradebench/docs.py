@@ -252,6 +252,8 @@ def build_throughput_table() -> str:
              "baseline": f"before ({data.get('baseline_commit') or '?'})"}
     lines = [
         f"`python benchmarks/bench_build.py --pairs {data['pairs']}"
+        + (f" --repeat {data['repeat']}" if data["repeat"] > 1 else "")
+        + "".join(f" --{k.replace('_', '-')}" for k in ("skip_dev", "skip_default") if data.get(k))
         + (" --baseline-pythonpath <checkout>`" if data.get("baseline_commit") else "`")
         + f", median of {data['repeat']}, started {data['started']} at load average "
         f"{' '.join(map(str, data['load_at_start']))} ({data['cores']} cores). Phases in wall seconds; "
