@@ -176,7 +176,9 @@ def adversarial_lines(rep: dict[str, Any]) -> list[str]:
         lines.append("")
         lines.append(f"Round {r['round']}: replaced " + (", ".join(f"{k} {v}" for k, v in r["replaced"].items()) or "none")
                      + "; dropped candidates " + (", ".join(f"{k} {v}" for k, v in r["dropped_candidates"].items()) or "none")
-                     + "; dropped lists " + (", ".join(f"{k} {v}" for k, v in r["dropped_lists"].items()) or "none") + ".")
+                     + "; dropped lists " + (", ".join(f"{k} {v}" for k, v in r["dropped_lists"].items()) or "none")
+                     + ("" if "easy_lists" not in r else " (by list_tau: "
+                        + (", ".join(f"{k} {v}" for k, v in r["easy_lists"].items()) or "none") + ")") + ".")
     lines += ["", f"Target (every attacker's train agreement <= {rep['settings']['target']}): "
               + ("met." if rep["target_met"] else "NOT met.")]
     return lines

@@ -80,6 +80,7 @@ def test_adversarial_key_stays_out_of_other_dumps():
     ("  target: 0.51\n", "  target: 0.4\n"),
     ("  pool: 6\n", "  pool: 1\n"),
     ("  replace: [sibling, unrelated]\n", "  replace: [flipped]\n"),
+    ("  pool: 6\n", "  pool: 6\n  list_tau: 0.4\n"),
 ])
 def test_bad_adversarial_keys_fail_in_one_line(tmp_path, capsys, change, needle):
     p = _recipe(tmp_path, ADV.replace(change, needle))
@@ -362,3 +363,47 @@ def test_length_match_needs_an_own_explanation_tier():
     d["tiers"] = [t for t in d["tiers"] if t["candidates"] != "explanation"]
     with pytest.raises(ValidationError, match="length_match needs a tier of the pair's own explanation"):
         TieredSection.model_validate(d)
+
+
+def test_list_tau_default_stays_out_of_the_dump_and_is_checked():
+    """``list_tau`` came after v3: left unset it is not in the resolved recipe (v3's fingerprint
+    stays); a share at or under chance is refused."""
+    from pydantic import ValidationError
+
+    from gradebench.datasets.tiers.spec import AdversarialSpec
+
+    spec = {"attackers": [{"name": "a", "features": ["overlap"]}], "replace": ["sibling"]}
+    assert "list_tau" not in AdversarialSpec(**spec).model_dump(mode="json")
+    assert AdversarialSpec(**spec, list_tau=0.7).model_dump(mode="json")["list_tau"] == 0.7
+    for bad in (0.5, 0.2, 1.5):
+        with pytest.raises(ValidationError):
+            AdversarialSpec(**spec, list_tau=bad)
+    assert "list_tau" not in load_recipe("esnli-contrast-v3").model_dump(mode="json")["adversarial"]
+
+
+@pytest.mark.integration
+def test_list_tau_drops_the_lists_the_members_order_right(tmp_path, built):
+    """With ``list_tau`` the first round trains and replaces as without it (same state after
+    replacing), then also drops every list whose pooled right-vote share reaches ``list_tau``:
+    more lists go, and the lists kept are ordered worse by the members."""
+    import json
+
+    from gradebench.benchmark.engine import build
+
+    one = built[0]
+    p = _recipe(tmp_path, ADV.replace("  rounds: 2\n", "  rounds: 1\n").replace("  pool: 6\n", "  pool: 6\n  list_tau: 0.6\n"))
+    q = _recipe(tmp_path, ADV.replace("  rounds: 2\n", "  rounds: 1\n"), "plain1.yaml")
+    src = shared_data("esnli", "eSNLI")
+    filtered = build(p, source=src, out=tmp_path / "l", limit=LIMIT, workers=1, progress=False, validate=False)
+    base = build(q, source=src, out=tmp_path / "b", limit=LIMIT, workers=1, progress=False, validate=False)
+    assert filtered.fingerprint not in (one.fingerprint, base.fingerprint)
+    f_rep, b_rep = (json.loads((Path(r.path) / "manifest.json").read_text())["adversarial"] for r in (filtered, base))
+    assert f_rep["settings"]["list_tau"] == 0.6 and "list_tau" not in b_rep["settings"]
+    f1, b1 = f_rep["rounds"][0], b_rep["rounds"][0]
+    assert f1["after_replace"] == b1["after_replace"] and f1["replaced"] == b1["replaced"]
+    assert sum(f1["dropped_lists"].values()) > sum(b1["dropped_lists"].values())
+    assert "easy_lists" not in b1 and 0 < sum(f1["easy_lists"].values()) <= sum(f1["dropped_lists"].values())
+    assert "(by list_tau: " in (Path(filtered.path) / "README.md").read_text()
+    assert sum(f_rep["lists_out"].values()) < sum(b_rep["lists_out"].values())
+    for name in ("blind", "overlap"):
+        assert f1["after"]["attackers"]["train"][name] < b1["after"]["attackers"]["train"][name]

@@ -16,7 +16,9 @@ Le Bras et al. 2020).
    the alternative whose pairs with the list's other candidates the members order right in the
    fewest votes (``choose: chance``: nearest half of them);
 3. drops each candidate of a ``drop`` tier whose pairs the members still order right in at least
-   ``tau`` of their votes, and each list left with fewer than ``min_tiers`` tiers.
+   ``tau`` of their votes, and each list left with fewer than ``min_tiers`` tiers, or (with
+   ``list_tau``) whose pairs they order right in at least ``list_tau`` of their votes, pooled over
+   the list (AFLite's filter, a list as the instance).
 
 It stops after ``rounds`` rounds or once every attacker's pairwise agreement on the train lists
 is at most ``target``. Everything is a function of the content: member partitions and pool
@@ -106,14 +108,18 @@ def refine(recipe: TieredSection, units: Sequence[Query], splits: Sequence[str]
         mid = _agreement(adv, models, live, recipe, grade)
         dropped: Counter = Counter()
         lists_dropped: Counter = Counter()
+        lists_easy: Counter = Counter()  # of those, the lists dropped by list_tau
         for i, lst in enumerate(lists):
             if lst is None:
                 continue
             for t, n in _drop(adv, models, lst, recipe, grade).items():
                 dropped[t] += n
             present = {t for t, _, _ in lst.candidates(recipe)}
-            if len(present) < adv.min_tiers:
+            easy = adv.list_tau is not None and _list_share(models, lst, recipe, grade) >= adv.list_tau
+            if len(present) < adv.min_tiers or easy:
                 lists_dropped[lst.split] += 1
+                if easy:
+                    lists_easy[lst.split] += 1
                 for t in adv.replace:
                     for text, _ in lst.borrowed.get(t, ()):
                         used[(lst.split, t, text)] -= 1
@@ -128,6 +134,7 @@ def refine(recipe: TieredSection, units: Sequence[Query], splits: Sequence[str]
             "replaced": dict(sorted(replaced.items())),
             "dropped_candidates": dict(sorted(dropped.items())),
             "dropped_lists": dict(sorted(lists_dropped.items())),
+            **({"easy_lists": dict(sorted(lists_easy.items()))} if adv.list_tau is not None else {}),
             "lists": dict(sorted(Counter(lst.split for lst in live).items())),
         })
         if all(v <= adv.target for v in after["attackers"]["train"].values()):
@@ -305,6 +312,20 @@ def _own_length(recipe: TieredSection, cands: list[tuple[str, int, str]]) -> int
     """Words in the list's own explanation (its ``explanation`` tier), None without one."""
     own = {t.name for t in recipe.tiers if t.candidates == "explanation"}
     return next((len(words(text)) for tier, _, text in cands if tier in own), None)
+
+
+def _list_share(model: _Model, lst: _List, recipe: TieredSection, grade: dict[str, int]) -> float:
+    """The share of the members' votes, pooled over the list's pairs, that order its pairs right."""
+    cands = lst.candidates(recipe)
+    s = model.scores(lst, [c[2] for c in cands])
+    right = n = 0.0
+    for i, (ti, _, _) in enumerate(cands):
+        for j, (tj, _, _) in enumerate(cands):
+            if grade[ti] > grade[tj]:
+                r_, n_ = _votes(s[:, :, i], s[:, :, j])
+                right += r_.sum()
+                n += n_.sum()
+    return right / n if n else 0.0
 
 
 def _drop(adv: AdversarialSpec, model: _Model, lst: _List, recipe: TieredSection, grade: dict[str, int]) -> Counter:

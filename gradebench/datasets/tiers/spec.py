@@ -224,8 +224,9 @@ class AdversarialSpec(StrictModel):
     chance``: closest to chance; with ``length_match``, a sibling or unrelated one among the
     alternatives whose length in words is that close to the list's own explanation's), and a
     candidate of a ``drop`` tier whose pairs the members still order right in at least ``tau`` of
-    their votes is dropped (a list left with fewer than ``min_tiers`` tiers is dropped). Rounds
-    stop once every attacker's agreement on the train lists is at most ``target``.
+    their votes is dropped (a list left with fewer than ``min_tiers`` tiers is dropped, and with
+    ``list_tau`` one whose pairs they order right in that share of their votes). Rounds stop once
+    every attacker's agreement on the train lists is at most ``target``.
     """
 
     attackers: list[AttackerSpec] = Field(min_length=1)
@@ -243,6 +244,11 @@ class AdversarialSpec(StrictModel):
         "among the pair's annotators' explanations)")
     drop: list[str] = Field(default_factory=list, description="tiers whose easy candidates are dropped")
     min_tiers: int = Field(default=2, ge=2, le=100, description="a list keeps at least this many tiers")
+    list_tau: float | None = Field(
+        default=None, gt=0.5, le=1.0,
+        description="drop a whole list whose pairs the members order right in at least this share of their "
+        "votes, pooled over its pairs, after its candidates are replaced and dropped (AFLite's filter with "
+        "a list as the instance); null: lists go only when left with fewer than min_tiers tiers")
     hash_bits: int = Field(default=11, ge=6, le=16, description="hashed word features: 2**hash_bits slots")
     choose: Literal["hardest", "chance"] = Field(
         default="hardest",
@@ -257,7 +263,7 @@ class AdversarialSpec(StrictModel):
 
     @model_serializer(mode="wrap")
     def _dump(self, handler):
-        return _drop_defaults(self, handler(self), {"choose": "hardest", "length_match": None})
+        return _drop_defaults(self, handler(self), {"choose": "hardest", "length_match": None, "list_tau": None})
 
     @model_validator(mode="after")
     def _names_unique(self) -> AdversarialSpec:
