@@ -115,8 +115,9 @@ def refine(recipe: TieredSection, units: Sequence[Query], splits: Sequence[str]
             for t, n in _drop(adv, models, lst, recipe, grade).items():
                 dropped[t] += n
             present = {t for t, _, _ in lst.candidates(recipe)}
-            easy = adv.list_tau is not None and _list_share(models, lst, recipe, grade) >= adv.list_tau
-            if len(present) < adv.min_tiers or easy:
+            few = len(present) < adv.min_tiers
+            easy = not few and adv.list_tau is not None and _list_share(models, lst, recipe, grade) >= adv.list_tau
+            if few or easy:
                 lists_dropped[lst.split] += 1
                 if easy:
                     lists_easy[lst.split] += 1
