@@ -315,37 +315,37 @@ def _own_length(recipe: TieredSection, cands: list[tuple[str, int, str]]) -> int
     return next((len(words(text)) for tier, _, text in cands if tier in own), None)
 
 
-def _list_share(model: _Model, lst: _List, recipe: TieredSection, grade: dict[str, int]) -> float:
-    """The share of the members' votes, pooled over the list's pairs, that order its pairs right."""
-    cands = lst.candidates(recipe)
+def _pair_votes(model: _Model, lst: _List, cands: list[tuple[str, int, str]], grade: dict[str, int]
+                ) -> tuple[np.ndarray, np.ndarray]:
+    """``(right, votes)``, each ``[len(cands), len(cands)]``: the members' votes pooled over attackers
+    for each pair whose better candidate is the row's (zero where the row's grade is not higher)."""
     s = model.scores(lst, [c[2] for c in cands])
-    right = n = 0.0
+    right = np.zeros((len(cands), len(cands)))
+    votes = np.zeros_like(right)
     for i, (ti, _, _) in enumerate(cands):
         for j, (tj, _, _) in enumerate(cands):
             if grade[ti] > grade[tj]:
                 r_, n_ = _votes(s[:, :, i], s[:, :, j])
-                right += r_.sum()
-                n += n_.sum()
-    return right / n if n else 0.0
+                right[i, j], votes[i, j] = r_.sum(), n_.sum()
+    return right, votes
+
+
+def _list_share(model: _Model, lst: _List, recipe: TieredSection, grade: dict[str, int]) -> float:
+    """The share of the members' votes, pooled over the list's pairs, that order its pairs right."""
+    right, votes = _pair_votes(model, lst, lst.candidates(recipe), grade)
+    return float(right.sum() / votes.sum()) if votes.sum() else 0.0
 
 
 def _drop(adv: AdversarialSpec, model: _Model, lst: _List, recipe: TieredSection, grade: dict[str, int]) -> Counter:
     """Drop the ``drop``-tier candidates of ``lst`` whose pairs the members order right in >= tau of the votes."""
     cands = lst.candidates(recipe)
-    s = model.scores(lst, [c[2] for c in cands])
+    right, votes = _pair_votes(model, lst, cands, grade)
     easy = []
     for i, (ti, si, _) in enumerate(cands):
         if ti not in adv.drop:
             continue
-        right = n = 0.0
-        for j, (tj, _, _) in enumerate(cands):
-            if grade[tj] == grade[ti]:
-                continue
-            hi, lo = (j, i) if grade[tj] > grade[ti] else (i, j)
-            r_, n_ = _votes(s[:, :, hi], s[:, :, lo])
-            right += r_.sum()
-            n += n_.sum()
-        if n and right / n >= adv.tau:
+        r, n = right[i].sum() + right[:, i].sum(), votes[i].sum() + votes[:, i].sum()  # its pairs, either side
+        if n and r / n >= adv.tau:
             easy.append((ti, si))
     out: Counter = Counter()
     for t in {t for t, _ in easy}:
