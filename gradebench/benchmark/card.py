@@ -168,6 +168,10 @@ def adversarial_lines(rep: dict[str, Any]) -> list[str]:
             b, a = r["before"]["attackers"].get(split, {}), r["after"]["attackers"][split]
             lines.append(f"| {r['round']} | {split} | " + " | ".join(f"{_fmt(b.get(n))} | {_fmt(a.get(n))}" for n in names)
                          + f" | {r['lists'].get(split, 0)} |")
+    if rep["settings"].get("mirror"):
+        lines += ["", "Mirrored: every sibling and unrelated candidate is the own explanation of another list of its "
+                  "split (a sibling's link goes both ways; an unrelated one is lent to one list at most), so a "
+                  "scorer that reads only the candidate orders the own > sibling pairs at chance."]
     lines += ["", "| round | tier pair | before | after |", "|---|---|---|---|"]
     for r in rep["rounds"]:
         for pair, after in r["after"]["tier_pairs"].items():

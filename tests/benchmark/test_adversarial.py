@@ -407,3 +407,89 @@ def test_list_tau_drops_the_lists_the_members_order_right(tmp_path, built):
     assert sum(f_rep["lists_out"].values()) < sum(b_rep["lists_out"].values())
     for name in ("blind", "overlap"):
         assert f1["after"]["attackers"]["train"][name] < b1["after"]["attackers"]["train"][name]
+
+
+def test_mirror_default_stays_out_of_the_dump_and_is_checked():
+    """``mirror`` came after v3: left unset it is not in the resolved recipe; with it, a mirrored tier
+    may not be dropped or chosen as a sibling, and length_match does not apply."""
+    from gradebench.datasets.tiers.spec import AdversarialSpec
+
+    spec = {"attackers": [{"name": "a", "features": ["overlap"]}], "replace": ["own"]}
+    assert "mirror" not in AdversarialSpec(**spec).model_dump(mode="json")
+    assert AdversarialSpec(**spec, mirror=True).model_dump(mode="json")["mirror"] is True
+    assert "mirror" not in load_recipe("esnli-contrast-v3").model_dump(mode="json")["adversarial"]
+
+
+@pytest.mark.parametrize(("change", "needle"), [
+    ("  replace: [sibling, unrelated]\n", "  replace: [own, sibling, unrelated]\n  mirror: true\n"),
+    ("  replace: [sibling, unrelated]\n", "  replace: [own, unrelated]\n  mirror: true\n"),
+    ("  replace: [sibling, unrelated]\n  drop: [unrelated, flipped]\n",
+     "  replace: [own, unrelated]\n  drop: [flipped]\n  mirror: true\n  length_match: 2\n"),
+])
+def test_bad_mirror_keys_fail_in_one_line(tmp_path, capsys, change, needle):
+    p = _recipe(tmp_path, ADV.replace(change, needle))
+    code, out, err = run_cli(capsys, "build", p, "--source", tmp_path, "--out", tmp_path / "out")
+    assert code == 2 and len(err.strip().splitlines()) == 1 and "mirror" in err and str(p) in err
+    assert not (tmp_path / "out").exists()
+
+
+MIRROR = ADV.replace("  replace: [sibling, unrelated]\n  drop: [unrelated, flipped]\n",
+                     "  replace: [own, unrelated]\n  drop: [flipped]\n  mirror: true\n  list_tau: 0.65\n")
+
+
+@pytest.mark.integration
+def test_mirror_lends_own_explanations_both_ways(tmp_path):
+    """``mirror``: every sibling and unrelated candidate is the own explanation of another list of its
+    split (a sibling one of the same premise, its label other, the link mutual; an unrelated one of
+    another premise, its label the same, lent once), so a scorer that reads only the candidate (any
+    score of the text) orders the own > sibling pairs exactly at chance; lists dropped by list_tau take
+    their own explanations back; the same bytes with 1 and 2 workers."""
+    import json
+    import zlib
+
+    import pyarrow.parquet as pq
+
+    from gradebench.benchmark.engine import build
+    from gradebench.datasets.esnli.reader import parse_esnli_preprocessed
+    from gradebench.datasets.tiers.candidates import premise_key
+
+    src = shared_data("esnli", "eSNLI")
+    p = _recipe(tmp_path, MIRROR)
+    one = build(p, source=src, out=tmp_path / "w1", limit=LIMIT, workers=1, progress=False, validate=False)
+    two = build(p, source=src, out=tmp_path / "w2", limit=LIMIT, workers=2, progress=False, validate=False)
+    assert one.fingerprint == two.fingerprint
+    report = json.loads((Path(one.path) / "manifest.json").read_text())["adversarial"]
+    assert report["settings"]["mirror"] is True and report["settings"]["list_tau"] == 0.65
+    r1 = report["rounds"][0]
+    assert r1["replaced"]["sibling"] > 0 and r1["replaced"]["unrelated"] > 0 and sum(r1["easy_lists"].values()) > 0
+    assert "lent to" in (Path(one.path) / "README.md").read_text()
+    examples = {e.source_id: e for rows in parse_esnli_preprocessed(src).values() for e in rows}
+    checked = 0
+    for split, files in one.files.items():
+        lists: dict[str, dict[str, list[str]]] = {}
+        for r in pq.read_table([f"{one.path}/{f}" for f in files], columns=["source_id", "tier", "candidate"]).to_pylist():
+            lists.setdefault(r["source_id"], {}).setdefault(r["tier"], []).append(r["candidate"])
+        owner = {}
+        for sid, tiers in lists.items():
+            assert tiers["own"][0] not in owner
+            owner[tiers["own"][0]] = sid
+        lent = []
+        right = pairs = 0.0
+        for sid, tiers in lists.items():
+            ex = examples[sid]
+            for text in tiers.get("sibling", []):
+                other = examples[owner[text]]  # another list's own explanation ...
+                assert owner[text] != sid and premise_key(other.premise) == premise_key(ex.premise)
+                assert other.label != ex.label and tiers["own"][0] in lists[owner[text]]["sibling"]  # ... both ways
+                a, b = (zlib.crc32(x.encode()) for x in (tiers["own"][0], text))
+                right += (a > b) + 0.5 * (a == b)
+                pairs += 1
+            for text in tiers.get("unrelated", []):
+                other = examples[owner[text]]
+                assert premise_key(other.premise) != premise_key(ex.premise) and other.label == ex.label
+                lent.append(text)
+        assert len(lent) == len(set(lent))
+        if pairs:
+            assert right == pairs / 2
+            checked += 1
+    assert checked == 3

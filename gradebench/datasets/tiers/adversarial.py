@@ -20,6 +20,20 @@ Le Bras et al. 2020).
    ``list_tau``) whose pairs they order right in at least ``list_tau`` of their votes, pooled over
    the list (AFLite's filter, a list as the instance).
 
+With ``mirror``, the sibling and unrelated candidates are not drawn from pools of explanations but
+from the split's lists themselves, so that every text of those tiers is another list's own
+explanation: after step 2 has chosen the own explanations, each list's siblings become the own
+explanations of the same premise's other lists (the tier's label rule; the pairs of lists, in
+sha256 order, linked while both have fewer than ``count``, so the link is mutual), and each
+unrelated candidate the own explanation of another premise's list (the label rule), one of the
+``pool`` with the best BM25 against the query that the members order worst (``choose: chance``:
+nearest half; the best BM25 where the tier is not in ``replace``), each lent to one list at most
+(lists in sha256 order). A list dropped in step 3 takes its own explanation out of the lists it
+was lent to (repeated until no list is left with too few tiers). So an own > sibling pair of one
+list is a sibling > own pair of another: a scorer that reads the candidate alone orders those
+pairs exactly at chance, and own > unrelated pairs about so, however the own explanations were
+chosen.
+
 It stops after ``rounds`` rounds or once every attacker's pairwise agreement on the train lists
 is at most ``target``. Everything is a function of the content: member partitions and pool
 orders are sha256 draws of the seed namespace and query ids (BM25 pools by score, own pools by
@@ -48,6 +62,8 @@ from gradebench.words import words
 
 #: the chunk of queries scored against a split's explanations at once (BM25 pools)
 _CHUNK = 512
+#: the tier kinds whose candidates ``mirror`` takes from the split's own explanations
+_MIRRORED = ("sibling_explanation", "unrelated_explanation")
 
 
 @dataclass
@@ -91,7 +107,8 @@ def refine(recipe: TieredSection, units: Sequence[Query], splits: Sequence[str]
                     lst.borrowed[t.name] = ((explanation(ex.explanations, t.explanation), ex.source_id),)
     feats = [Featurizer(a.features, adv.hash_bits) for a in adv.attackers]
     cache: list[dict[tuple[str, str], dict[int, float]]] = [{} for _ in adv.attackers]
-    pools = _pools(recipe, adv, lists, ns)
+    mirrored = {t.name for t in recipe.tiers if t.candidates in _MIRRORED} if adv.mirror else set()
+    pools = _pools(recipe, adv, lists, ns, skip=mirrored)
     used = Counter((lst.split, t, text) for lst in lists for t in adv.replace
                    for text, _ in lst.borrowed.get(t, ()))
     rounds: list[dict[str, Any]] = []
@@ -102,9 +119,13 @@ def refine(recipe: TieredSection, units: Sequence[Query], splits: Sequence[str]
         replaced: Counter = Counter()
         for lst in live:
             for t in adv.replace:
+                if t in mirrored:
+                    continue
                 for slot in range(len(lst.borrowed.get(t, ()))):
                     if _replace(adv, models, lst, recipe, grade, t, slot, pools, used):
                         replaced[t] += 1
+        if mirrored:
+            replaced.update(_mirror(adv, models, recipe, live, grade, ns))
         mid = _agreement(adv, models, live, recipe, grade)
         dropped: Counter = Counter()
         lists_dropped: Counter = Counter()
@@ -125,6 +146,8 @@ def refine(recipe: TieredSection, units: Sequence[Query], splits: Sequence[str]
                     for text, _ in lst.borrowed.get(t, ()):
                         used[(lst.split, t, text)] -= 1
                 lists[i] = None
+        if mirrored:
+            _unlend(adv, recipe, lists, live, lists_dropped)
         live = [lst for lst in lists if lst is not None]
         after = _agreement(adv, models, live, recipe, grade)
         rounds.append({
@@ -356,9 +379,10 @@ def _drop(adv: AdversarialSpec, model: _Model, lst: _List, recipe: TieredSection
 
 
 # -- pools -----------------------------------------------------------------------------------
-def _pools(recipe: TieredSection, adv: AdversarialSpec, lists: list[_List], ns: str
+def _pools(recipe: TieredSection, adv: AdversarialSpec, lists: list[_List], ns: str, skip: set[str] = frozenset()
            ) -> dict[tuple[str, str], list[tuple[str, str]]]:
-    """(query id, tier) -> the alternatives of that tier's candidates for the query, best first."""
+    """(query id, tier) -> the alternatives of that tier's candidates for the query, best first (none for the
+    tiers in ``skip``)."""
     out: dict[tuple[str, str], list[tuple[str, str]]] = {}
     tiers = {t.name: t for t in recipe.tiers}
     for split in sorted({lst.split for lst in lists}):
@@ -375,6 +399,8 @@ def _pools(recipe: TieredSection, adv: AdversarialSpec, lists: list[_List], ns: 
         for d, text in enumerate(texts):
             by_premise.setdefault(docs[text][1], []).append(d)
         for name in adv.replace:
+            if name in skip:
+                continue
             tier = tiers[name]
             same = tier.borrow_label == "same"
             if tier.candidates == "explanation":  # the pair's annotators, in order (a tied flip: _replace)
@@ -420,3 +446,142 @@ def _bm25_pools(recipe: TieredSection, adv: AdversarialSpec, members: list[_List
             top = cand[np.argsort(-row[cand], kind="stable")[:adv.pool]]
             out[(lst.q.query_id, name)] = [(texts[d], docs[texts[d]][0]) for d in top]
     return out
+
+
+# -- mirror ------------------------------------------------------------------------------------
+def _own(recipe: TieredSection, lst: _List) -> tuple[str, str]:
+    """(text, source id) of the list's own explanation (its ``explanation`` tier's candidate)."""
+    t = next(t for t in recipe.tiers if t.candidates == "explanation")
+    got = lst.borrowed.get(t.name)
+    if got:
+        return got[0]
+    return explanation(lst.q.example.explanations, t.explanation), lst.q.example.source_id
+
+
+def _mirror(adv: AdversarialSpec, model: _Model, recipe: TieredSection, live: list[_List], grade: dict[str, int],
+            ns: str) -> Counter:
+    """Make every sibling and unrelated candidate of ``live`` another list's own explanation (module
+    docstring); the count of candidates that changed, per tier."""
+    changed: Counter = Counter()
+    for split in sorted({lst.split for lst in live}):
+        members = [lst for lst in live if lst.split == split]
+        owns = [_own(recipe, lst) for lst in members]
+        before = [dict(lst.borrowed) for lst in members]
+        for t in recipe.tiers:
+            if t.candidates == "sibling_explanation":
+                _mirror_siblings(t, members, owns, ns)
+        for t in recipe.tiers:
+            if t.candidates == "unrelated_explanation":
+                _mirror_unrelated(adv, model, recipe, grade, t, members, owns, ns)
+        for lst, old in zip(members, before):
+            for t in recipe.tiers:
+                if t.candidates in _MIRRORED:
+                    was = {text for text, _ in old.get(t.name, ())}
+                    changed[t.name] += sum(text not in was for text, _ in lst.borrowed.get(t.name, ()))
+    return changed
+
+
+def _mirror_siblings(tier: Any, members: list[_List], owns: list[tuple[str, str]], ns: str) -> None:
+    """Each list's ``tier`` candidates: the own explanations of the same premise's other lists (the tier's
+    label rule), linked in pairs, in sha256 order, while both lists have fewer than ``count``."""
+    same = tier.borrow_label == "same"
+    groups: dict[str, list[int]] = {}
+    for i, lst in enumerate(members):
+        groups.setdefault(premise_key(lst.q.example.premise), []).append(i)
+    linked: list[list[int]] = [[] for _ in members]
+    for idx in groups.values():
+        edges = [(a, b) for k, a in enumerate(idx) for b in idx[k + 1:]
+                 if (members[a].q.example.label == members[b].q.example.label) == same
+                 and owns[a][0] and owns[b][0] and owns[a][0] != owns[b][0]]
+        edges.sort(key=lambda e: uniform(ns, "mirror", tier.name, *sorted((members[e[0]].q.query_id,
+                                                                          members[e[1]].q.query_id))))
+        for a, b in edges:
+            if (len(linked[a]) < tier.count and len(linked[b]) < tier.count
+                    and owns[b][0] not in {owns[x][0] for x in linked[a]}
+                    and owns[a][0] not in {owns[x][0] for x in linked[b]}):
+                linked[a].append(b)
+                linked[b].append(a)
+    for lst, links in zip(members, linked):
+        lst.borrowed[tier.name] = tuple(owns[b] for b in links)
+
+
+def _mirror_unrelated(adv: AdversarialSpec, model: _Model, recipe: TieredSection, grade: dict[str, int], tier: Any,
+                      members: list[_List], owns: list[tuple[str, str]], ns: str) -> None:
+    """Each list's ``tier`` candidates: own explanations of other premises' lists (the tier's label rule), of
+    the ``pool`` with the best BM25 against the query the one the members order worst (``choose: chance``:
+    nearest half; not in ``replace``: the first), each lent to one list at most."""
+    from gradebench.datasets.tiers.contrast import Bm25Index
+
+    if len(members) < adv.pool + 1:
+        raise BenchmarkError(
+            f"adversarial.pool {adv.pool}: a split has only {len(members)} lists to lend own explanations",
+            hint="lower adversarial.pool or build from more source rows")
+    same = tier.borrow_label == "same"
+    index = Bm25Index([text for text, _ in owns])
+    premise = np.array([premise_key(lst.q.example.premise) for lst in members], dtype=object)
+    label = np.array([lst.q.example.label for lst in members], dtype=object)
+    pool: list[list[int]] = []
+    for a in range(0, len(members), _CHUNK):
+        chunk = members[a:a + _CHUNK]
+        qs = [recipe.query_template.format(premise=lst.q.example.premise, hypothesis=lst.q.example.hypothesis,
+                                           label=lst.q.example.label) for lst in chunk]
+        for lst, row in zip(chunk, np.round(index.scores(qs), 9)):
+            ok = (premise != premise_key(lst.q.example.premise)) & ((label == lst.q.example.label) == same)
+            cand = np.flatnonzero(ok)
+            pool.append(cand[np.argsort(-row[cand], kind="stable")[:adv.pool]].tolist())
+    choosing = tier.name in adv.replace
+    taken: set[str] = set()
+    for i in sorted(range(len(members)), key=lambda i: uniform(ns, "mirror-order", tier.name, members[i].q.query_id)):
+        lst = members[i]
+        lst.borrowed[tier.name] = ()
+        for _ in range(tier.count):
+            in_list = {text for _, _, text in lst.candidates(recipe)}
+            alts = [x for x in pool[i] if owns[x][0] and owns[x][0] not in taken and owns[x][0] not in in_list]
+            if not alts:
+                break
+            best = 0
+            if choosing and len(alts) > 1:
+                h = np.round(_hardness(model, lst, recipe, grade, tier.name, [owns[x][0] for x in alts]), 9)
+                best = int(np.argmin(np.abs(h - 0.5) if adv.choose == "chance" else h))
+            taken.add(owns[alts[best]][0])
+            lst.borrowed[tier.name] = (*lst.borrowed[tier.name], owns[alts[best]])
+
+
+def _hardness(model: _Model, lst: _List, recipe: TieredSection, grade: dict[str, int], tier: str,
+              texts: list[str]) -> np.ndarray:
+    """For each of ``texts`` in a ``tier`` slot of ``lst``: the share of the members' votes, pooled over its pairs
+    with the list's candidates of other grades, that order those pairs right."""
+    cands = [c for c in lst.candidates(recipe) if grade[c[0]] != grade[tier]]
+    s = model.scores(lst, [c[2] for c in cands] + texts)
+    k = len(cands)
+    out = np.zeros(len(texts))
+    for a in range(len(texts)):
+        right = n = 0.0
+        for o, (t, _, _) in enumerate(cands):
+            hi, lo = (s[:, :, o], s[:, :, k + a]) if grade[t] > grade[tier] else (s[:, :, k + a], s[:, :, o])
+            r_, n_ = _votes(hi, lo)
+            right += float(r_.sum())
+            n += float(n_.sum())
+        out[a] = right / max(n, 1.0)
+    return out
+
+
+def _unlend(adv: AdversarialSpec, recipe: TieredSection, lists: list[_List | None], live: list[_List],
+            lists_dropped: Counter) -> None:
+    """Take the own explanations of the lists dropped this round (``live`` less ``lists``) out of the lists
+    they were lent to, and drop the lists left with fewer than ``min_tiers`` tiers, until none is."""
+    kept = {id(lst) for lst in lists if lst is not None}
+    gone = [lst for lst in live if id(lst) not in kept]
+    while gone:
+        owns = {(lst.split, *_own(recipe, lst)) for lst in gone}  # (split, text, source id): texts can repeat
+        gone = []
+        for i, lst in enumerate(lists):
+            if lst is None:
+                continue
+            for t in recipe.tiers:
+                if t.candidates in _MIRRORED and t.name in lst.borrowed:
+                    lst.borrowed[t.name] = tuple(x for x in lst.borrowed[t.name] if (lst.split, *x) not in owns)
+            if len({t for t, _, _ in lst.candidates(recipe)}) < adv.min_tiers:
+                lists_dropped[lst.split] += 1
+                gone.append(lst)
+                lists[i] = None

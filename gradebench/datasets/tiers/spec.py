@@ -225,8 +225,9 @@ class AdversarialSpec(StrictModel):
     alternatives whose length in words is that close to the list's own explanation's), and a
     candidate of a ``drop`` tier whose pairs the members still order right in at least ``tau`` of
     their votes is dropped (a list left with fewer than ``min_tiers`` tiers is dropped, and with
-    ``list_tau`` one whose pairs they order right in that share of their votes). Rounds stop once
-    every attacker's agreement on the train lists is at most ``target``.
+    ``list_tau`` one whose pairs they order right in that share of their votes). With ``mirror`` the
+    sibling and unrelated candidates are the split's lists' own explanations (:mod:`.adversarial`).
+    Rounds stop once every attacker's agreement on the train lists is at most ``target``.
     """
 
     attackers: list[AttackerSpec] = Field(min_length=1)
@@ -261,17 +262,26 @@ class AdversarialSpec(StrictModel):
         "(the current candidate is kept when no alternative is; a length that tracks the grade is a cue in the "
         "candidate alone); null: any length")
 
+    mirror: bool = Field(
+        default=False,
+        description="every sibling and unrelated candidate is another list's own explanation: a sibling the own "
+        "explanation of a list of the same premise (the link mutual), an unrelated one that of another premise's "
+        "list (chosen by the members among the `pool` best by BM25 where the tier is in `replace`, each lent "
+        "once), so a scorer that reads only the candidate orders own > sibling pairs at chance; those tiers "
+        "cannot be in `drop`, and a dropped list takes its own explanation back")
+
     @model_serializer(mode="wrap")
     def _dump(self, handler):
-        return _drop_defaults(self, handler(self), {"choose": "hardest", "length_match": None, "list_tau": None})
+        return _drop_defaults(self, handler(self), {"choose": "hardest", "length_match": None, "list_tau": None,
+                                                    "mirror": False})
 
     @model_validator(mode="after")
     def _names_unique(self) -> AdversarialSpec:
         names = [a.name for a in self.attackers]
         if len(set(names)) != len(names):
             raise ValueError(f"adversarial attacker names must be unique, got {names}")
-        if not self.replace and not self.drop:
-            raise ValueError("adversarial needs tiers to `replace` or `drop` (else it changes nothing)")
+        if not self.replace and not self.drop and not self.mirror:
+            raise ValueError("adversarial needs tiers to `replace` or `drop`, or `mirror` (else it changes nothing)")
         return self
 
 
@@ -323,6 +333,23 @@ class TieredSection(StrictModel):
             if name not in kinds or name == top:
                 raise ValueError(f"adversarial.drop names {name!r}: give tiers of this recipe below the top one "
                                  f"({[t.name for t in self.tiers[1:]]})")
+        if adv.mirror:
+            mirrored = [n for n, k in kinds.items() if k in borrowing]
+            if "explanation" not in kinds.values():
+                raise ValueError("adversarial.mirror needs a tier of the pair's own explanation (candidates: "
+                                 "explanation): its texts are what the other tiers borrow; remove mirror")
+            if adv.length_match is not None:
+                raise ValueError("adversarial.length_match does not apply with mirror (the borrowed texts are "
+                                 "other lists' own explanations); remove one of them")
+            for name in adv.drop:
+                if name in mirrored:
+                    raise ValueError(f"adversarial.drop names {name!r}, a tier that mirror borrows for: dropping "
+                                     "one of its candidates would leave the text on one side of a mirrored pair; "
+                                     "remove it from drop (list_tau drops whole lists)")
+            for name in adv.replace:
+                if kinds[name] == "sibling_explanation":
+                    raise ValueError(f"adversarial.replace names {name!r}: with mirror, siblings are the same "
+                                     "premise's lists' own explanations, nothing to choose; remove it from replace")
         if adv.min_tiers > len(self.tiers):
             raise ValueError(f"adversarial.min_tiers {adv.min_tiers} is more than the recipe's {len(self.tiers)} tiers")
         return self
