@@ -418,6 +418,10 @@ def test_mirror_default_stays_out_of_the_dump_and_is_checked():
     assert "mirror" not in AdversarialSpec(**spec).model_dump(mode="json")
     assert AdversarialSpec(**spec, mirror=True).model_dump(mode="json")["mirror"] is True
     assert "mirror" not in load_recipe("esnli-contrast-v3").model_dump(mode="json")["adversarial"]
+    v4 = load_recipe("esnli-contrast-v4").model_dump(mode="json")
+    v3 = load_recipe("esnli-contrast-v3").model_dump(mode="json")
+    assert v4["adversarial"]["mirror"] is True and v4["seed_namespace"] == v3["seed_namespace"]
+    assert v4["tiers"] == v3["tiers"] and v4["adversarial"]["attackers"] == v3["adversarial"]["attackers"]
 
 
 @pytest.mark.parametrize(("change", "needle"), [

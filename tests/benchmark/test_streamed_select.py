@@ -92,6 +92,7 @@ def test_the_stream_tells_texts_apart_by_the_texts_alone():
     ("esnli-human", False),  # sibling and unrelated tiers borrow from the split
     ("esnli-contrast-v2", False),  # negation flips are balanced over the split
     ("esnli-contrast-v3", False),  # the adversarial step needs every list
+    ("esnli-contrast-v4", False),
     ("dnli", False),  # its own select
 ])
 def test_a_builder_streams_only_where_no_step_needs_every_example(name, streams):

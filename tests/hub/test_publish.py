@@ -320,6 +320,7 @@ def test_non_redistributable_with_the_flag(built, tmp_path, capsys):
     ("esnli-contrast", ["mit", "cc-by-sa-4.0"]),
     ("esnli-contrast-v2", ["mit", "cc-by-sa-4.0"]),
     ("esnli-contrast-v3", ["mit", "cc-by-sa-4.0"]),
+    ("esnli-contrast-v4", ["mit", "cc-by-sa-4.0"]),
     ("winowhy", ["mit"]),
     ("chaosnli-snli", ["cc-by-nc-4.0", "cc-by-sa-4.0"]),
     ("chaosnli-mnli", ["cc-by-nc-4.0", "cc-by-sa-3.0", "cc-by-3.0", "other"]),

@@ -90,7 +90,8 @@ def test_a_license_text_no_spec_states_is_other_with_its_familys_flag():
 
 #: recipes shipped after c35a736 (they never resolved without the source specs, so the pin cannot hold them;
 #: esnli-contrast-v2 came later still)
-ADDED_AFTER_PIN = ("best-of-n", "esnli-contrast-v2", "esnli-contrast-v3", "multi-ratings", "multi-ratings-flat", "preference-pairs")
+ADDED_AFTER_PIN = ("best-of-n", "esnli-contrast-v2", "esnli-contrast-v3", "esnli-contrast-v4", "multi-ratings",
+                   "multi-ratings-flat", "preference-pairs")
 
 
 def test_the_pin_covers_every_shipped_recipe():
