@@ -47,7 +47,7 @@ per tier pair, lists kept, candidates replaced and dropped) goes into the manife
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -55,7 +55,7 @@ import numpy as np
 
 from gradebench.datasets.tiers.attackers import Featurizer, fit_pairwise, matrix
 from gradebench.datasets.tiers.candidates import Query, explanation, premise_key
-from gradebench.datasets.tiers.spec import AdversarialSpec, TieredSection
+from gradebench.datasets.tiers.spec import AdversarialSpec, TieredSection, TierSpec
 from gradebench.errors import BenchmarkError
 from gradebench.hashing import uniform
 from gradebench.words import words
@@ -379,7 +379,7 @@ def _drop(adv: AdversarialSpec, model: _Model, lst: _List, recipe: TieredSection
 
 
 # -- pools -----------------------------------------------------------------------------------
-def _pools(recipe: TieredSection, adv: AdversarialSpec, lists: list[_List], ns: str, skip: set[str] = frozenset()
+def _pools(recipe: TieredSection, adv: AdversarialSpec, lists: list[_List], ns: str, skip: Collection[str] = ()
            ) -> dict[tuple[str, str], list[tuple[str, str]]]:
     """(query id, tier) -> the alternatives of that tier's candidates for the query, best first (none for the
     tiers in ``skip``)."""
@@ -481,7 +481,7 @@ def _mirror(adv: AdversarialSpec, model: _Model, recipe: TieredSection, live: li
     return changed
 
 
-def _mirror_siblings(tier: Any, members: list[_List], owns: list[tuple[str, str]], ns: str) -> None:
+def _mirror_siblings(tier: TierSpec, members: list[_List], owns: list[tuple[str, str]], ns: str) -> None:
     """Each list's ``tier`` candidates: the own explanations of the same premise's other lists (the tier's
     label rule), linked in pairs, in sha256 order, while both lists have fewer than ``count``."""
     same = tier.borrow_label == "same"
@@ -505,7 +505,7 @@ def _mirror_siblings(tier: Any, members: list[_List], owns: list[tuple[str, str]
         lst.borrowed[tier.name] = tuple(owns[b] for b in links)
 
 
-def _mirror_unrelated(adv: AdversarialSpec, model: _Model, recipe: TieredSection, grade: dict[str, int], tier: Any,
+def _mirror_unrelated(adv: AdversarialSpec, model: _Model, recipe: TieredSection, grade: dict[str, int], tier: TierSpec,
                       members: list[_List], owns: list[tuple[str, str]], ns: str) -> None:
     """Each list's ``tier`` candidates: own explanations of other premises' lists (the tier's label rule), of
     the ``pool`` with the best BM25 against the query the one the members order worst (``choose: chance``:
