@@ -21,6 +21,9 @@ command without importing torch: if torch is already imported it is set directly
 OpenMP runtimes of LightGBM and similar libraries read them too; torch caps a count read this way
 at the machine's cores). Records state the count torch ran with (``environment.torch_threads``).
 
+:func:`ordered_map` is the other use of threads here: work that spends its time in C with the GIL
+released (hashing a source's files, finding their line starts) spread over the same cores.
+
 This module imports nothing heavy and changes nothing at import time.
 """
 
@@ -30,10 +33,10 @@ import contextlib
 import math
 import os
 import sys
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import Literal, TypeVar
 
 from gradebench.errors import InvalidArgumentError
 
@@ -97,6 +100,32 @@ def available_cores(*, affinity: int | None = None, quota: int | None = None,
     if local.isdigit() and int(local) > 1:
         cores = max(1, cores // int(local))
     return cores
+
+
+_T = TypeVar("_T")
+_R = TypeVar("_R")
+
+
+def ordered_map(fn: Callable[[_T], _R], items: Iterable[_T], *, threads: int | None = None) -> list[_R]:
+    """``[fn(x) for x in items]``, with up to ``threads`` (default: :func:`available_cores`) calls at
+    once in threads: for work whose time is spent in C with the GIL released (``hashlib`` over
+    large buffers, file reads, NumPy). Results come in the order of ``items``, and where calls
+    raise, the exception of the first of those items in order is raised, as the loop would.
+    One item, or one thread: the loop itself, in this thread.
+    """
+    items = list(items)
+    n = min(len(items), available_cores() if threads is None else max(1, threads))
+    if n <= 1:
+        return [fn(x) for x in items]
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(max_workers=n, thread_name_prefix="gradebench") as pool:
+        futures = [pool.submit(fn, x) for x in items]
+        try:
+            return [f.result() for f in futures]
+        finally:  # a raise (or Ctrl-C) leaves no queued call to start
+            for f in futures:
+                f.cancel()
 
 
 def load_average() -> float | None:

@@ -18,6 +18,7 @@ from gradebench.threads import (
     choose_threads,
     interop_threads,
     limit_torch_threads,
+    ordered_map,
 )
 from tests.conftest import REPO
 
@@ -72,6 +73,39 @@ def test_available_cores():
     assert available_cores(affinity=0, env={}) == 1
     here = available_cores(env={})
     assert 1 <= here <= (os.cpu_count() or 1)
+
+
+@pytest.mark.parametrize("threads", [None, 1, 2, 8])
+def test_ordered_map_keeps_the_order_and_raises_the_first_failure_in_it(threads):
+    import threading
+    import time
+
+    assert ordered_map(lambda x: x * x, range(20), threads=threads) == [x * x for x in range(20)]
+    assert ordered_map(str, [], threads=threads) == []
+    first_done = threading.Event()
+
+    def slow_fail_first(x):
+        if x == 1:  # fails late: item 3 has failed by then wherever calls run at once
+            first_done.wait(0 if threads == 1 else 2)
+            time.sleep(0.05)
+            raise KeyError("one")
+        if x == 3:
+            first_done.set()
+            raise ValueError("three")
+        return x
+
+    with pytest.raises(KeyError, match="one"):
+        ordered_map(slow_fail_first, range(5), threads=threads)
+
+
+def test_ordered_map_runs_calls_at_once_where_it_may():
+    import threading
+
+    both = threading.Barrier(2, timeout=10)  # each call waits for the other: one thread would time out
+    assert ordered_map(lambda x: both.wait() * 0 + x, [1, 2], threads=2) == [1, 2]
+    seen = []
+    assert ordered_map(lambda x: seen.append(threading.current_thread()) or x, [1, 2], threads=1) == [1, 2]
+    assert seen == [threading.main_thread()] * 2
 
 
 @pytest.mark.parametrize("text, cpus", [("max 100000\n", None), ("200000 100000\n", 2), ("150000 100000", 2),

@@ -40,7 +40,7 @@ from gradebench.datasets import Builder, get_builder
 from gradebench.datasets.base import SelectionKeys, ShardedSelection
 from gradebench.datasets.records import SourceFile
 from gradebench.errors import BenchmarkError, InvalidArgumentError
-from gradebench.hashing import sha256_file, sha256_json
+from gradebench.hashing import sha256_files, sha256_json
 from gradebench.paths import OUT_DIR, check_writable_dir
 from gradebench.recipes.loader import load_recipe
 from gradebench.recipes.models import Recipe, check_resplit
@@ -343,7 +343,7 @@ def build(
     check_writable_dir(Path(out) / r.name, what="--out")
     effective_resplit = resplit if resplit is not None else r.resplit
     files = locate_source(builder, r, source)
-    hashed = [SourceFile(f.path, sha256_file(f.path), f.role) for f in files]
+    hashed = [SourceFile(f.path, digest, f.role) for f, digest in zip(files, sha256_files([f.path for f in files]))]
     fp = fingerprint(r, hashed, limit, effective_resplit, builder_cls.version)
     target = final_dir(Path(out), r.name, fp)
     staging(target.parent).clean_stale()

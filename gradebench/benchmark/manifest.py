@@ -15,7 +15,7 @@ from typing import Any
 from gradebench._version import DATA_FORMAT_VERSION
 from gradebench.benchmark.format import MANIFEST
 from gradebench.errors import BenchmarkError
-from gradebench.hashing import sha256_file
+from gradebench.hashing import sha256_files
 from gradebench.names import SPLITS, check_data_file, check_fingerprint, check_name
 
 _FIX = "rebuild with `gradebench build ... --force`"
@@ -24,7 +24,9 @@ _SHA256 = re.compile(r"^[0-9a-f]{64}$")
 
 def file_digests(root: Path, names: Sequence[str]) -> dict[str, dict[str, Any]]:
     """``{relative name: {"bytes": size, "sha256": hex}}`` of the files ``names`` under ``root``."""
-    return {n: {"bytes": (root / n).stat().st_size, "sha256": sha256_file(root / n)} for n in sorted(names)}
+    names = sorted(names)
+    digests = sha256_files([root / n for n in names])  # the data files of a split at once
+    return {n: {"bytes": (root / n).stat().st_size, "sha256": d} for n, d in zip(names, digests)}
 
 
 def _need(cond: bool, what: str, path: Path) -> None:
@@ -130,17 +132,26 @@ def data_problem(folder: Path, m: dict[str, Any], *, once: bool) -> str | None:
     inode); otherwise every file is hashed.
     """
     digests = m["file_digests"]  # required by check_manifest
+    found: list[tuple[str, str | None, Path, tuple | None]] = []  # (name, problem, file, key to hash)
     for name, d in sorted(digests.items()):
         f = folder / name
         try:
             st = f.stat()
         except OSError:
-            return f"{name} is missing"
+            found.append((name, f"{name} is missing", f, None))
+            break
         if st.st_size != d["bytes"]:
-            return f"{name} has {st.st_size} bytes, the manifest records {d['bytes']}"
+            found.append((name, f"{name} has {st.st_size} bytes, the manifest records {d['bytes']}", f, None))
+            break
         key = (str(f.resolve()), st.st_size, st.st_mtime_ns, st.st_ino)
-        if not (once and key in _VERIFIED):
-            if sha256_file(f) != d["sha256"]:
+        found.append((name, None, f, None if once and key in _VERIFIED else key))
+    # the files before the first size problem hashed at once; the first problem in name order wins
+    hashed = iter(sha256_files([f for _, problem, f, key in found if problem is None and key is not None]))
+    for name, problem, _, key in found:
+        if problem is not None:
+            return problem
+        if key is not None:
+            if next(hashed) != digests[name]["sha256"]:
                 return f"{name} does not match its recorded sha256"
             _VERIFIED.add(key)
     return None

@@ -165,6 +165,11 @@ BREAKAGES = {
     "binary": lambda f: (f / "labels.test").write_bytes(b"entailment\n\0\n"),
     "gzip": lambda f: (f / "s1.test").write_bytes(b"\x1f\x8b" + b"\n" * 169),
     "two broken": lambda f: ((f / "s2.test").write_bytes(b"\xff\n" * 170), (f / "s1.dev").write_text("x\n")),
+    # the files of a split are indexed at once: the first problem in file order is still the one raised
+    "misaligned, then a later file broken": lambda f: (
+        (f / "s2.dev").write_text("one line\n"), (f / "preproc1_expl_1.dev").write_bytes(b"\x1f\x8b\n")),
+    "a broken file, then a misaligned one": lambda f: (
+        (f / "s2.dev").write_bytes(b"fine\n" * 5 + b"caf\xe9\n"), (f / "labels.dev").write_text("x\n")),
 }
 
 

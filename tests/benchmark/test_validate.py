@@ -4,6 +4,7 @@ with its expectation named, the count of failing records and example ids; a fail
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import json
 import shutil
 import sys
@@ -453,3 +454,23 @@ def test_the_blank_text_regex_is_python_whitespace_and_runs_in_arrow():
     assert isinstance(no_newlines, ArrowStringArray) and not no_newlines._needs_python_regex(pattern)
     got = pd.Series(samples, dtype="str").str.contains(pattern).tolist()
     assert got == [bool(re.search(r"^\s*$", s)) for s in samples]
+
+
+def test_the_first_problem_in_name_order_is_reported_with_the_files_hashed_at_once(tmp_path):
+    from gradebench.benchmark.manifest import data_problem, file_digests
+
+    names = [f"data/{s}-00000-of-00001.parquet" for s in ("test", "train", "validation")]
+    for i, n in enumerate(names):
+        (tmp_path / n).parent.mkdir(exist_ok=True)
+        (tmp_path / n).write_bytes(bytes([i]) * 1000)
+    m = {"file_digests": file_digests(tmp_path, names)}
+    assert m["file_digests"][names[2]]["sha256"] == hashlib.sha256(b"\2" * 1000).hexdigest()
+    assert data_problem(tmp_path, m, once=False) is None
+    (tmp_path / names[1]).write_bytes(b"\7" * 1000)  # same size, other bytes
+    (tmp_path / names[2]).unlink()
+    assert data_problem(tmp_path, m, once=False) == f"{names[1]} does not match its recorded sha256"
+    (tmp_path / names[0]).write_bytes(b"\0" * 999)
+    assert data_problem(tmp_path, m, once=False) == f"{names[0]} has 999 bytes, the manifest records 1000"
+    (tmp_path / names[0]).write_bytes(b"\0" * 1000)
+    (tmp_path / names[1]).write_bytes(b"\1" * 1000)
+    assert data_problem(tmp_path, m, once=False) == f"{names[2]} is missing"

@@ -38,11 +38,12 @@ from gradebench.datasets.esnli.detect import (
     preprocessed_splits_in,
 )
 from gradebench.datasets.records import SPLITS, NLIExample, SourceData, SourceFile
-from gradebench.errors import InvalidArgumentError, SourceFormatError, SourceNotFoundError
+from gradebench.errors import GradebenchError, InvalidArgumentError, SourceFormatError, SourceNotFoundError
 from gradebench.hashing import sha256_file
 from gradebench.io.gcpause import gc_paused
 from gradebench.io.lineindex import LineSlice, LineStarts, index_lines, read_slice
 from gradebench.io.textio import BOM, HEAD_BYTES, check_head, decode_utf8, open_binary, read_bytes, split_lines
+from gradebench.threads import ordered_map
 
 __all__ = [
     "FORMAT_CSV",
@@ -435,12 +436,22 @@ def index_esnli_preprocessed(folder: str | Path, *, limit: int | None = None) ->
     """Check the preprocessed release as :func:`parse_esnli_preprocessed` does (the same errors, in the
     same order) and index its lines instead of parsing them; ``limit``: the first lines of each split."""
     root = Path(folder)
+
+    def indexed(path: Path) -> LineStarts | GradebenchError:
+        try:
+            return index_lines(path, "an e-SNLI line file", hint=_UTF8_HINT)
+        except GradebenchError as e:  # raised below, in file order, after the checks of the files before
+            return e
+
     out = []
     for suffix, split, stems in _preprocessed_layout(root):
+        # a split's files at once (reading and NumPy let go of the GIL), checked in order after
+        found = ordered_map(indexed, [root / f"{stem}.{suffix}" for stem in stems])
         files: list[LineStarts] = []
-        for stem in stems:
+        for stem, index in zip(stems, found):
             path = root / f"{stem}.{suffix}"
-            index = index_lines(path, "an e-SNLI line file", hint=_UTF8_HINT)
+            if isinstance(index, GradebenchError):
+                raise index
             if files:
                 _check_aligned(path, index.n_lines, f"s1.{suffix}", files[0].n_lines)
             files.append(index)
