@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gradebench.datasets.tiers.candidates import _BOUND
+from gradebench.datasets.tiers.candidates import _BOUND, _renderer
 from gradebench.datasets.tiers.fill import Part, Template, join_words
 from gradebench.words import words
 
@@ -31,6 +31,16 @@ def test_filled_template_equals_format(a, b, premise, hypothesis):
     assert filled == text.format(premise=premise, hypothesis=hypothesis, label="neutral")
     assert got == words(filled)
     assert t.fields == {"premise", "hypothesis", "label"}
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.sampled_from(["{premise}", "{hypothesis}", "{label}", "100% ", "%s", "{{x}}", " a ", "%%"]),
+                max_size=7), TEXT, TEXT)
+def test_a_bound_templates_renderer_gives_the_filled_text(pieces, premise, hypothesis):
+    """Literal ``%`` and braces, either order, a text quoted twice or not at all."""
+    t = Template("".join(pieces))
+    values = {"premise": Part.of(premise), "hypothesis": Part.of(hypothesis), "label": Part.of("neutral")}
+    assert _renderer(t.pieces, values)(premise, hypothesis) == t.fill(values)[0]
 
 
 def test_concat_holds_where_no_word_can_cross_a_placeholder():
