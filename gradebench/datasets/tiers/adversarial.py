@@ -424,27 +424,34 @@ def _pools(recipe: TieredSection, adv: AdversarialSpec, lists: list[_List], ns: 
 
 def _bm25_pools(recipe: TieredSection, adv: AdversarialSpec, members: list[_List], texts: list[str],
                 docs: dict[str, tuple[str, str, str]], name: str, same: bool) -> dict:
-    from gradebench.datasets.tiers.contrast import Bm25Index
-
     if len(texts) < adv.pool + 1:
         raise BenchmarkError(
             f"adversarial.pool {adv.pool}: a split has only {len(texts)} explanations to draw from",
             hint="lower adversarial.pool or build from more source rows")
-    index = Bm25Index(texts)
     premise = np.array([docs[t][1] for t in texts], dtype=object)
     label = np.array([docs[t][2] for t in texts], dtype=object)
-    out = {}
+    tops = _bm25_top(recipe, members, texts, premise, label, same, adv.pool)
+    return {(lst.q.query_id, name): [(texts[d], docs[texts[d]][0]) for d in top] for lst, top in zip(members, tops)}
+
+
+def _bm25_top(recipe: TieredSection, members: list[_List], texts: list[str], premise: np.ndarray, label: np.ndarray,
+              same: bool, pool: int) -> list[np.ndarray]:
+    """For each list of ``members``, the places in ``texts`` of the ``pool`` with the best BM25 against its
+    query (rounded to 9 places, ties in text order) among those of another premise (``premise``: each
+    text's premise key) and the label rule (``label``: each text's label, the same as the list's where
+    ``same``, else another); the queries scored :data:`_CHUNK` at a time."""
+    from gradebench.datasets.tiers.contrast import Bm25Index
+
+    index = Bm25Index(texts)
+    out = []
     for a in range(0, len(members), _CHUNK):
         chunk = members[a:a + _CHUNK]
         qs = [recipe.query_template.format(premise=lst.q.example.premise, hypothesis=lst.q.example.hypothesis,
                                            label=lst.q.example.label) for lst in chunk]
-        scores = np.round(index.scores(qs), 9)
-        for lst, row in zip(chunk, scores):
+        for lst, row in zip(chunk, np.round(index.scores(qs), 9)):
             ex = lst.q.example
-            ok = (premise != premise_key(ex.premise)) & ((label == ex.label) == same)
-            cand = np.flatnonzero(ok)
-            top = cand[np.argsort(-row[cand], kind="stable")[:adv.pool]]
-            out[(lst.q.query_id, name)] = [(texts[d], docs[texts[d]][0]) for d in top]
+            cand = np.flatnonzero((premise != premise_key(ex.premise)) & ((label == ex.label) == same))
+            out.append(cand[np.argsort(-row[cand], kind="stable")[:pool]])
     return out
 
 
@@ -510,25 +517,14 @@ def _mirror_unrelated(adv: AdversarialSpec, model: _Model, recipe: TieredSection
     """Each list's ``tier`` candidates: own explanations of other premises' lists (the tier's label rule), of
     the ``pool`` with the best BM25 against the query the one the members order worst (``choose: chance``:
     nearest half; not in ``replace``: the first), each lent to one list at most."""
-    from gradebench.datasets.tiers.contrast import Bm25Index
-
     if len(members) < adv.pool + 1:
         raise BenchmarkError(
             f"adversarial.pool {adv.pool}: a split has only {len(members)} lists to lend own explanations",
             hint="lower adversarial.pool or build from more source rows")
-    same = tier.borrow_label == "same"
-    index = Bm25Index([text for text, _ in owns])
     premise = np.array([premise_key(lst.q.example.premise) for lst in members], dtype=object)
     label = np.array([lst.q.example.label for lst in members], dtype=object)
-    pool: list[list[int]] = []
-    for a in range(0, len(members), _CHUNK):
-        chunk = members[a:a + _CHUNK]
-        qs = [recipe.query_template.format(premise=lst.q.example.premise, hypothesis=lst.q.example.hypothesis,
-                                           label=lst.q.example.label) for lst in chunk]
-        for lst, row in zip(chunk, np.round(index.scores(qs), 9)):
-            ok = (premise != premise_key(lst.q.example.premise)) & ((label == lst.q.example.label) == same)
-            cand = np.flatnonzero(ok)
-            pool.append(cand[np.argsort(-row[cand], kind="stable")[:adv.pool]].tolist())
+    pool = [top.tolist() for top in _bm25_top(recipe, members, [text for text, _ in owns], premise, label,
+                                              tier.borrow_label == "same", adv.pool)]
     choosing = tier.name in adv.replace
     taken: set[str] = set()
     for i in sorted(range(len(members)), key=lambda i: uniform(ns, "mirror-order", tier.name, members[i].q.query_id)):
