@@ -576,10 +576,15 @@ class _Selected:
         """A task's keys, in task order: its units kept (a repeated query id dropped as in :func:`_assigned`)."""
         t0 = time.perf_counter()
         with gc_paused():
-            units, splits = self.units, self.splits
-            for u, split in _assigned(self.sharded.add(keys), self.skipped, self.carve, self._seen):
-                units.append(u)
-                splits.append(split)
+            units, splits, carve = self.units, self.splits, self.carve
+            kept = self.sharded.add(keys)
+            if self.sharded.unique_ids:  # no id it gave before: nothing for _assigned to drop
+                units += kept
+                splits += [resplit_of(u.query_id, carve) for u in kept] if carve else [u.split for u in kept]
+            else:
+                for u, split in _assigned(kept, self.skipped, carve, self._seen):
+                    units.append(u)
+                    splits.append(split)
         self.added += 1
         spent = time.perf_counter() - t0
         timer.add("select", spent)

@@ -215,6 +215,9 @@ class ShardedSelection(ABC):
 
     tasks: list[Any]
     skipped: Counter
+    #: True where :meth:`add` never gives a query id it has given before (it drops and counts the
+    #: repeats itself): the engine then skips its own check, a set lookup a row in the building process
+    unique_ids: ClassVar[bool] = False
 
     @abstractmethod
     def add(self, keys: Any) -> list[Any]:

@@ -8,6 +8,7 @@ import itertools
 import json
 import os
 import random
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -204,6 +205,36 @@ def test_keys_found_slice_by_slice_give_the_streams_decisions(examples, cut):
     assert got == want and skipped == want_skipped
     if cut <= 2:
         assert any(w is None for w in ways) and any(w is not None for w in ways)
+
+
+@pytest.mark.parametrize("repeat", ["row", "source id", "query id"])
+def test_a_fresh_slice_with_a_repeat_inside_leaves_the_sets_as_they_were(repeat):
+    """The sets grow whole and a repeat within the slice is then seen in their sizes: every key of the
+    slice is taken out again, and the row-by-row decisions are the stream's."""
+    import dataclasses
+
+    from gradebench.datasets.records import NLIExample
+
+    recipe = load_recipe("esnli")
+    rows = [NLIExample(premise=f"A man runs {i} .", hypothesis=f"He moves {i} .", label="entailment",
+                       explanations=(f"running is moving {i}", "", ""), source_id=f"id{i}", row=i, split="train")
+            for i in range(6)]
+    if repeat == "row":  # the same texts, label and explanations under another source id
+        rows[4] = dataclasses.replace(rows[1], source_id="id4", row=4)
+    elif repeat == "source id":  # other texts under a source id already in the slice
+        rows[4] = dataclasses.replace(rows[4], source_id=rows[2].source_id)
+    else:  # the same source id and texts, another explanation: its query id again
+        rows[4] = dataclasses.replace(rows[2], explanations=("another reason", "", ""), row=4)
+    keyed = tiers_select.KeyedStream(Counter())
+    first = keyed.kept("train", 0, tiers_select.row_keys(recipe, rows[:2]))
+    before = (set(keyed._seen_rows), dict(keyed._texts_of), set(keyed._seen))
+    keys = tiers_select.row_keys(recipe, rows[2:])
+    assert keyed._all_fresh(keys, 2) is None
+    assert (keyed._seen_rows, keyed._texts_of, keyed._seen) == before
+    got = first + keyed.kept("train", 2, keys)
+    queries, want_skipped = tiers_select.stream(recipe, {"train": rows}, limit=None)
+    assert got == [(q.example.row, q.query_id) for q in queries] and keyed.skipped == want_skipped
+    assert len(got) == 5
 
 
 def _files(folder: Path) -> dict[str, bytes]:

@@ -395,18 +395,26 @@ class KeyedStream:
         without a skip reason is kept, whatever the order, so the sets are checked and grown whole
         (in C) rather than row by row. None, and nothing changed, where some row does meet another."""
         sids, n = keys.source_ids, len(keys.source_ids)
+        seen_rows, texts_of, seen = self._seen_rows, self._texts_of, self._seen
         row_keys = [keys.rows[a:a + 16] for a in range(0, 16 * n, 16)]
-        if not self._seen_rows.isdisjoint(row_keys) or len(set(row_keys)) != n:
-            return None
-        if not self._texts_of.keys().isdisjoint(sids) or len(set(sids)) != n:
+        if not seen_rows.isdisjoint(row_keys) or not texts_of.keys().isdisjoint(sids):
             return None
         qids = [keys.query_ids[a:a + 16] for a in range(0, 16 * n, 16)]
-        if not self._seen.isdisjoint(qids) or len(set(qids)) != n:
+        if not seen.isdisjoint(qids):
             return None
+        # every key is new: added, then a repeat within the slice shows as a set grown by less than
+        # n (rare: then every key of the slice is taken out again, as none was there before)
+        sizes = len(seen_rows) + n, len(texts_of) + n, len(seen) + n
         texts = keys.texts
-        self._texts_of.update(zip(sids, [texts[a:a + 16] for a in range(0, 16 * n, 16)]))
-        self._seen_rows.update(row_keys)
-        self._seen.update(qids)
+        seen_rows.update(row_keys)
+        texts_of.update(zip(sids, [texts[a:a + 16] for a in range(0, 16 * n, 16)]))
+        seen.update(qids)
+        if (len(seen_rows), len(texts_of), len(seen)) != sizes:
+            seen_rows.difference_update(row_keys)
+            for sid in sids:
+                texts_of.pop(sid, None)
+            seen.difference_update(qids)
+            return None
         reasons = keys.reasons
         if n == len(reasons):
             return list(zip(range(first_row, first_row + n), qids))
