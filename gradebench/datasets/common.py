@@ -1,14 +1,14 @@
-"""Helpers several builders share: query-template placeholder checks, dense ranks of grades, and
-the content-digest order of a list's candidates (``shuffle_candidates``)."""
+"""Helpers several builders share: query-template placeholder checks and rendering, dense ranks of
+grades, and the content-digest order of a list's candidates (``shuffle_candidates``)."""
 
 from __future__ import annotations
 
 import string
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 from gradebench.hashing import key_digest
 
-__all__ = ["check_template", "dense_rank", "shuffled_order", "template_fields"]
+__all__ = ["check_template", "dense_rank", "percent_format", "shuffled_order", "template_fields"]
 
 
 def template_fields(text: str) -> set[str]:
@@ -36,6 +36,33 @@ def check_template(text: str, allowed: Iterable[str]) -> str:
                 + " (write {{ and }} for literal braces)"
             )
     return text
+
+
+def percent_format(parts: Iterable[tuple[str, str | None]], names: Sequence[str]) -> Callable[..., str]:
+    """``render(*values)``, ``values`` those of ``names`` in that order: the literals of ``parts`` with
+    each field's value where it stands, as a ``%``-format (about a third of ``str.format``'s time
+    with names, per text a build makes).
+
+    ``parts``: ``(literal, field name or None)`` in turn, as :meth:`string.Formatter.parse` gives
+    them for a template :func:`check_template` passed (``{{`` already a brace). So
+    ``percent_format(parse(t), names)(*values) == t.format(**dict(zip(names, values)))``.
+    """
+    fmt: list[str] = []
+    order: list[int] = []
+    for literal, name in parts:
+        fmt.append(literal.replace("%", "%%"))
+        if name is not None:
+            fmt.append("%s")
+            order.append(list(names).index(name))
+    text, at = "".join(fmt), tuple(order)
+    if at == tuple(range(len(names))):  # each value once, in order
+        return lambda *values: text % values
+    return lambda *values: text % tuple(values[i] for i in at)
+
+
+def query_renderer(template: str, names: Sequence[str] = ("premise", "hypothesis", "label")) -> Callable[..., str]:
+    """:func:`percent_format` of a recipe's ``query_template`` (checked, so no spec or conversion)."""
+    return percent_format(((literal, name) for literal, name, _, _ in string.Formatter().parse(template)), names)
 
 
 def dense_rank(values: Sequence[float]) -> list[int]:

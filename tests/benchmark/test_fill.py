@@ -150,3 +150,15 @@ def test_bound_templates_with_braces_labels_and_repeats(pairs, count):
     assert a.n_words.tolist() == [len(words(t)) for t in a.texts]
     bound = {key[2]: e[0] == _BOUND for key, e in fast._entries.items() if key[0] == "good"}
     assert all(bound[j] == (j < 2) for j in bound)  # the first two bind; one quote, a glued word: filled
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.sampled_from(["{premise}", "{hypothesis}", "{label}", "100% ", "%s", "{{x}}", " a ", "%%"]),
+                max_size=7), TEXT, TEXT, TEXT)
+def test_a_query_template_renders_as_format_does(pieces, premise, hypothesis, label):
+    """A recipe's query template: any order, a placeholder twice or not at all, literal ``%`` and braces."""
+    from gradebench.datasets.common import query_renderer
+
+    template = "".join(pieces)
+    want = template.format(premise=premise, hypothesis=hypothesis, label=label)
+    assert query_renderer(template)(premise, hypothesis, label) == want

@@ -28,6 +28,7 @@ from gradebench.datasets.base import (
     ShardedSelection,
     SourceRef,
 )
+from gradebench.datasets.common import query_renderer
 from gradebench.datasets.records import InputFile, NLIExample
 from gradebench.datasets.tiers.candidates import CandidateBuilder, Query
 from gradebench.datasets.tiers.select import KeyedStream, RowKeys, row_keys, select, stream, streams
@@ -160,12 +161,18 @@ class TieredNLIBuilder(Builder):
 
     def make_columns(self, units: Sequence[Query]) -> GradedColumns:
         """The batch's lists straight into columns (no per-list objects; equal to :meth:`make_lists`)."""
-        template = self.recipe.query_template
+        render = self._query_renderer()
         out = GradedColumns.empty(self.columns)
-        texts = [template.format(premise=q.example.premise, hypothesis=q.example.hypothesis, label=q.example.label)
-                 for q in units]
+        texts = [render(ex.premise, ex.hypothesis, ex.label) for ex in (q.example for q in units)]
         self._candidate_builder().append_batch(units, out, texts, [self.query_values(q) for q in units])
         return out
+
+    def _query_renderer(self) -> Callable[[str, str, str], str]:
+        """The recipe's ``query_template`` as ``render(premise, hypothesis, label)`` (:func:`.common.query_renderer`)."""
+        made = self.__dict__.get("_query")
+        if made is None or made[0] != self.recipe.query_template:
+            made = self.__dict__["_query"] = (self.recipe.query_template, query_renderer(self.recipe.query_template))
+        return made[1]
 
     def _candidate_builder(self) -> CandidateBuilder:
         """One per builder: its template and text caches serve every batch a worker builds."""

@@ -15,6 +15,7 @@ import numpy as np
 import pyarrow as pa
 
 from gradebench.datasets.base import GradedColumns
+from gradebench.datasets.common import percent_format
 from gradebench.datasets.records import NLIExample
 from gradebench.datasets.tiers.fill import Part, Template
 from gradebench.datasets.tiers.scoring import Adjuster, base_score, words
@@ -604,17 +605,15 @@ class _Rows:
 
 def _renderer(pieces: Sequence[Part | str], values: Mapping[str, Part]) -> Callable[[str, str], str]:
     """``render(premise, hypothesis)``: the text of a template's ``pieces`` with ``values`` for its
-    other placeholders, as :meth:`~.fill.Template.fill` gives it. A ``%``-format over the two texts
-    in their order (about a third of ``str.format``'s time with names; ``tests/benchmark/
-    test_fill.py`` compares the texts)."""
-    order = tuple(p for p in pieces if p in _QUOTED)
-    fmt = "".join("%s" if p in _QUOTED else (p if isinstance(p, Part) else values[p]).text.replace("%", "%%")
-                  for p in pieces)
-    if order == ("premise", "hypothesis"):
-        return lambda premise, hypothesis: fmt % (premise, hypothesis)
-    if order == ("hypothesis", "premise"):
-        return lambda premise, hypothesis: fmt % (hypothesis, premise)
-    return lambda premise, hypothesis: fmt % tuple(premise if f == "premise" else hypothesis for f in order)
+    other placeholders, as :meth:`~.fill.Template.fill` gives it (:func:`~..common.percent_format`;
+    ``tests/benchmark/test_fill.py`` compares the texts)."""
+
+    def literal_or_field(p: Part | str) -> tuple[str, str | None]:
+        if p in _QUOTED:
+            return "", p
+        return (p if isinstance(p, Part) else values[p]).text, None
+
+    return percent_format(map(literal_or_field, pieces), _QUOTED)
 
 
 #: the placeholders whose values differ per query (a bound template's renderer takes them)
