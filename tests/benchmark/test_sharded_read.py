@@ -184,6 +184,41 @@ def test_a_bad_source_gives_the_error_reading_it_whole_gives(source, broken):
         reader.index_esnli_preprocessed, source / "nowhere")
 
 
+def test_a_splits_files_are_indexed_at_once_within_the_memory_budget(source, monkeypatch):
+    """Each file is read whole to be indexed: as many at once as INDEX_AT_ONCE bytes hold, the same index."""
+    import threading
+    import time
+
+    import numpy as np
+
+    lock, active, peak = threading.Lock(), [0], [0]
+    real = reader.index_lines
+
+    def tracking(*args, **kwargs):
+        with lock:
+            active[0] += 1
+            peak[0] = max(peak[0], active[0])
+        time.sleep(0.05)
+        try:
+            return real(*args, **kwargs)
+        finally:
+            with lock:
+                active[0] -= 1
+
+    def flat(parts):
+        return [(p.split, p.n, [(f.path, f.starts.tolist()) for f in p.files]) for p in parts]
+
+    monkeypatch.setattr(reader, "index_lines", tracking)
+    monkeypatch.setattr(reader, "available_cores", lambda: 4)
+    at_once = flat(reader.index_esnli_preprocessed(source))
+    assert peak[0] > 1
+    peak[0] = 0
+    monkeypatch.setattr(reader, "INDEX_AT_ONCE", 1)  # no file fits: one at a time
+    assert flat(reader.index_esnli_preprocessed(source)) == at_once and peak[0] == 1
+    assert np.array_equal(reader.index_esnli_preprocessed(source)[0].files[0].starts,
+                          real(source / "s1.dev", "x").starts)
+
+
 @pytest.mark.parametrize("cut", [1, 2, 3, 5, 100])
 @pytest.mark.parametrize("examples", [_tricky, _same_texts_other_explanations])
 def test_keys_found_slice_by_slice_give_the_streams_decisions(examples, cut):

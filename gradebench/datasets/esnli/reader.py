@@ -43,7 +43,7 @@ from gradebench.hashing import sha256_file
 from gradebench.io.gcpause import gc_paused
 from gradebench.io.lineindex import LineSlice, LineStarts, index_lines, read_slice
 from gradebench.io.textio import BOM, HEAD_BYTES, check_head, decode_utf8, open_binary, read_bytes, split_lines
-from gradebench.threads import ordered_map
+from gradebench.threads import available_cores, ordered_map
 
 __all__ = [
     "FORMAT_CSV",
@@ -445,8 +445,10 @@ def index_esnli_preprocessed(folder: str | Path, *, limit: int | None = None) ->
 
     out = []
     for suffix, split, stems in _preprocessed_layout(root):
-        # a split's files at once (reading and NumPy let go of the GIL), checked in order after
-        found = ordered_map(indexed, [root / f"{stem}.{suffix}" for stem in stems])
+        # a split's files at once (reading and NumPy let go of the GIL), checked in order after; each is
+        # read whole, so as many at once as fit in INDEX_AT_ONCE bytes (one at a time if none does)
+        paths = [root / f"{stem}.{suffix}" for stem in stems]
+        found = ordered_map(indexed, paths, threads=min(available_cores(), INDEX_AT_ONCE // max(1, *map(_size, paths))))
         files: list[LineStarts] = []
         for stem, index in zip(stems, found):
             path = root / f"{stem}.{suffix}"
@@ -458,6 +460,18 @@ def index_esnli_preprocessed(folder: str | Path, *, limit: int | None = None) ->
         n = files[0].n_lines
         out.append(PreprocessedSplit(split, suffix, tuple(files), n if limit is None else min(n, limit)))
     return out
+
+
+#: bytes of line files :func:`index_esnli_preprocessed` may hold at once (each file is read whole)
+INDEX_AT_ONCE = 1 << 29
+
+
+def _size(path: Path) -> int:
+    """The file's size, 0 where it cannot be read (indexing it then raises the error that says why)."""
+    try:
+        return path.stat().st_size
+    except OSError:
+        return 0
 
 
 def read_esnli_slice(split: str, suffix: str, s: LineSlice) -> list[NLIExample]:

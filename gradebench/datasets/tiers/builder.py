@@ -259,7 +259,7 @@ SLICE_ROWS = 8192
 
 class RowRef(SourceRef, tuple):
     """A selected row still in its source file: its part, row, query id and split (a tuple, so that
-    :meth:`of` makes a slice's refs in C: about a fifth of the building process's selection)."""
+    :meth:`of` makes a slice's refs in C)."""
 
     __slots__ = ()
     part: SourcePart = property(itemgetter(0))  # type: ignore[assignment]
