@@ -83,3 +83,57 @@ def test_the_server_preloads_third_party_modules_only():
     from gradebench.benchmark.workers import PRELOAD
 
     assert PRELOAD and not any(m == "gradebench" or m.startswith(("gradebench.", "__main__")) for m in PRELOAD)
+
+
+def test_the_command_line_forks_its_workers_as_its_console_script_does(monkeypatch):
+    """``python -m gradebench`` forks its workers while it runs one thread (as the ``gradebench``
+    script does), so they start at once with its imports; other ``-m`` programs, and this one
+    once it runs a thread (a progress bar), keep the forkserver."""
+    import types
+
+    import gradebench.benchmark.workers as workers
+
+    main = types.ModuleType("__main__")
+    main.__file__ = str(REPO / "gradebench" / "__main__.py")
+    main.__spec__ = types.SimpleNamespace(name="gradebench.__main__")
+    monkeypatch.setitem(sys.modules, "__main__", main)
+    monkeypatch.setattr(workers, "_single_threaded", lambda: True)
+    assert workers.start_method() == "fork"
+    monkeypatch.setattr(workers, "_single_threaded", lambda: False)
+    assert workers.start_method() == "forkserver"
+    main.__spec__ = types.SimpleNamespace(name="someone_else.__main__")
+    monkeypatch.setattr(workers, "_single_threaded", lambda: True)
+    assert workers.start_method() == "forkserver"
+
+
+def test_python_m_gradebench_forks_its_workers(tmp_path):
+    """End to end: `python -m gradebench build` (run as such by runpy) with batches small enough for
+    the pool to start forks its workers, starts no forkserver, and writes the serial build's bytes."""
+    import hashlib
+    import os
+
+    sums = []
+    for workers in ("1", "2"):
+        out = tmp_path / workers
+        code = textwrap.dedent("""
+            import runpy, sys, multiprocessing.forkserver as fs
+            import gradebench.benchmark.engine as engine
+            import gradebench.benchmark.workers as w
+            engine.BATCH_QUERIES = 4  # the demo's 48 queries: 12 batches, so the pool starts
+            method = w.start_method
+            w.start_method = lambda: print("method", method(), file=sys.stderr) or method()
+            sys.argv = ["gradebench", "build", "demo", "--out", OUT, "--no-validate", "--workers", WORKERS]
+            try:
+                runpy.run_module("gradebench", run_name="__main__", alter_sys=True)
+            except SystemExit as e:
+                assert not e.code, e.code
+            print("server", fs._forkserver._forkserver_pid is not None, file=sys.stderr)
+            """).replace("OUT", repr(str(out))).replace("WORKERS", repr(workers))
+        proc = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=300,
+                              env={**os.environ, "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1"})
+        assert proc.returncode == 0, proc.stderr
+        assert "server False" in proc.stderr, proc.stderr
+        if workers == "2":
+            assert "method fork" in proc.stderr and "method forkserver" not in proc.stderr, proc.stderr
+        sums.append(sorted(hashlib.sha256(p.read_bytes()).hexdigest() for p in out.rglob("*.parquet")))
+    assert sums[0] == sums[1] and sums[0]

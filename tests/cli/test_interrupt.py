@@ -43,6 +43,10 @@ SLOW_SITECUSTOMIZE = textwrap.dedent(
     """
 )
 SLOW_BUILD = "import runpy, sys; sys.argv = ['gradebench', *sys.argv[1:]]; runpy.run_module('gradebench', run_name='__main__', alter_sys=True)"
+#: the command line called from a `python -c` program (not `python -m gradebench`), whose build workers
+#: are a forkserver's, as a notebook's are (`python -m gradebench` forks them, as its console script does)
+FORKSERVER_BUILD = ("import sys; sys.argv = ['gradebench', *sys.argv[1:]]; "
+                    "from gradebench.cli import main; sys.exit(main())")
 
 
 def _leftovers(out: Path) -> list[Path]:
@@ -241,11 +245,13 @@ def test_group_signal_while_a_worker_reads_a_multi_megabyte_batch(tmp_path, how,
     assert _group_gone(proc.pid), "worker processes outlived the build"
 
 
-def _assert_interrupted_cleanly(tmp_path: Path, code: str, sig: signal.Signals) -> None:
-    """A demo build with ``code`` as its sitecustomize ends as interrupted by ``sig``: the one line,
-    128 + signal, nothing left in its output folder, no process of its group left."""
+def _assert_interrupted_cleanly(tmp_path: Path, code: str, sig: signal.Signals,
+                                build: str = SLOW_BUILD) -> None:
+    """A demo build (``build``: forked workers, or :data:`FORKSERVER_BUILD`) with ``code`` as its
+    sitecustomize ends as interrupted by ``sig``: the one line, 128 + signal, nothing left in its
+    output folder, no process of its group left."""
     out = tmp_path / "out"
-    proc = _start([sys.executable, "-c", SLOW_BUILD, "build", "demo", "--out", str(out), "--no-validate"],
+    proc = _start([sys.executable, "-c", build, "build", "demo", "--out", str(out), "--no-validate"],
                   site=tmp_path / "site", code=code)
     stdout, stderr = _run_to_end(proc)
     assert (proc.returncode, stdout, stderr) == (128 + sig, "", INTERRUPTED if sig == signal.SIGINT else TERMINATED)
@@ -253,13 +259,14 @@ def _assert_interrupted_cleanly(tmp_path: Path, code: str, sig: signal.Signals) 
     assert _group_gone(proc.pid), "worker processes outlived the build"
 
 
+@pytest.mark.parametrize("build", [SLOW_BUILD, FORKSERVER_BUILD], ids=["fork", "forkserver"])
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
-def test_group_signal_while_a_multi_megabyte_batch_is_handed_over(tmp_path, monkeypatch, sig):
+def test_group_signal_while_a_multi_megabyte_batch_is_handed_over(tmp_path, monkeypatch, sig, build):
     """The hang of issue 16.6 (once in ~60 Ctrl-Cs): the signal lands while the parent pickles
     the third batch, the first two workers busy. With multiprocessing.Pool this hung for good."""
     monkeypatch.setenv("TEST_SIGNAL_AT_BATCH", "2")
     monkeypatch.setenv("TEST_SIGNAL", sig.name)
-    _assert_interrupted_cleanly(tmp_path, BIG_SITECUSTOMIZE, sig)
+    _assert_interrupted_cleanly(tmp_path, BIG_SITECUSTOMIZE, sig, build)
 
 
 # The group signal lands inside the parent's Process.start() of the second worker, after the
@@ -287,7 +294,7 @@ STARTUP_SITECUSTOMIZE = SLOW_SITECUSTOMIZE + textwrap.dedent(
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
 def test_group_signal_while_a_worker_starts(tmp_path, monkeypatch, sig):
     monkeypatch.setenv("TEST_SIGNAL", sig.name)
-    _assert_interrupted_cleanly(tmp_path, STARTUP_SITECUSTOMIZE, sig)
+    _assert_interrupted_cleanly(tmp_path, STARTUP_SITECUSTOMIZE, sig, FORKSERVER_BUILD)
 
 
 # The group signal lands while the forkserver process starts (this module is its sitecustomize
@@ -307,7 +314,7 @@ FORKSERVER_SITECUSTOMIZE = SLOW_SITECUSTOMIZE + textwrap.dedent(
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
 def test_group_signal_while_the_forkserver_starts(tmp_path, monkeypatch, sig):
     monkeypatch.setenv("TEST_SIGNAL", sig.name)
-    _assert_interrupted_cleanly(tmp_path, FORKSERVER_SITECUSTOMIZE, sig)
+    _assert_interrupted_cleanly(tmp_path, FORKSERVER_SITECUSTOMIZE, sig, FORKSERVER_BUILD)
 
 
 def test_a_worker_that_dies_is_an_error_not_a_hang(tmp_path):
