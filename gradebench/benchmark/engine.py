@@ -356,7 +356,7 @@ def build(
 
     n_workers = workers if workers is not None else available_cores()
     if engine != "ray" and n_workers > 1:  # the workers' imports, on another core while the source is indexed
-        prestart()
+        prestart(other_threads=sys.stderr.isatty() if progress is None else progress)  # a bar: its thread
     timer = PhaseTimer()
     cpu = time.process_time()
     sharded = None

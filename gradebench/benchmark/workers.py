@@ -575,7 +575,7 @@ SERIAL_WARNING = (
 )
 
 
-def start_method() -> str | None:
+def start_method(*, other_threads: bool = False) -> str | None:
     """How to start workers for the calling program: ``forkserver``, ``fork``, or None (no workers).
 
     This project's own command line, run as ``python -m gradebench`` or as the ``gradebench``
@@ -586,20 +586,24 @@ def start_method() -> str | None:
     again in the workers, see ``multiprocessing.spawn.get_preparation_data``) without an
     ``if __name__ == "__main__":`` guard. Such a script gets ``fork`` while it runs a single
     thread, else None.
+
+    ``other_threads``: the answer for when the workers start with another thread running (a
+    progress bar's, which the build starts after it has asked, :func:`prestart`).
     """
     main = sys.modules.get("__main__")
     path = getattr(main, "__file__", None)
     name = getattr(getattr(main, "__spec__", None), "name", None)
-    if name == "gradebench.__main__" and _single_threaded():
+    single = not other_threads and _single_threaded()
+    if name == "gradebench.__main__" and single:
         return "fork"  # `python -m gradebench`: the command line, as its console script gets
     if name is not None or path is None:
         return "forkserver"  # `python -m ...`, `python -c`, a REPL or notebook: nothing is re-run
-    if _single_threaded():
+    if single:
         return "fork"
     return "forkserver" if _has_main_guard(path) else None
 
 
-def prestart(modules: Sequence[str] = PRELOAD) -> bool:
+def prestart(modules: Sequence[str] = PRELOAD, *, other_threads: bool = False) -> bool:
     """Start the forkserver now, with ``modules`` imported there once.
 
     The building process calls this once it knows it will build (after the cache check), before
@@ -617,8 +621,11 @@ def prestart(modules: Sequence[str] = PRELOAD) -> bool:
     platform has no forkserver, or when a server is already running (multiprocessing keeps one
     per process, whose imports stay as they were). The modules are added to the caller's preload
     list, not put in its place. The server is started with SIGINT and SIGTERM blocked, as
-    :func:`_pooled` starts it. Returns whether a server was started."""
-    if start_method() != "forkserver" or "forkserver" not in mp.get_all_start_methods():
+    :func:`_pooled` starts it. ``other_threads``: the workers will start with another thread
+    running (a progress bar's), so a program whose workers are forks while it runs one thread
+    gets the forkserver then (:func:`start_method`). Returns whether a server was started."""
+    if (start_method(other_threads=other_threads) != "forkserver"
+            or "forkserver" not in mp.get_all_start_methods()):
         return False
     from multiprocessing import forkserver
 

@@ -99,6 +99,8 @@ def test_the_command_line_forks_its_workers_as_its_console_script_does(monkeypat
     monkeypatch.setitem(sys.modules, "__main__", main)
     monkeypatch.setattr(workers, "_single_threaded", lambda: True)
     assert workers.start_method() == "fork"
+    # a progress bar's thread will run when the pool starts: the forkserver then, so prestart starts it
+    assert workers.start_method(other_threads=True) == "forkserver"
     monkeypatch.setattr(workers, "_single_threaded", lambda: False)
     assert workers.start_method() == "forkserver"
     main.__spec__ = types.SimpleNamespace(name="someone_else.__main__")
@@ -121,7 +123,7 @@ def test_python_m_gradebench_forks_its_workers(tmp_path):
             import gradebench.benchmark.workers as w
             engine.BATCH_QUERIES = 4  # the demo's 48 queries: 12 batches, so the pool starts
             method = w.start_method
-            w.start_method = lambda: print("method", method(), file=sys.stderr) or method()
+            w.start_method = lambda **kw: print("method", method(**kw), file=sys.stderr) or method(**kw)
             sys.argv = ["gradebench", "build", "demo", "--out", OUT, "--no-validate", "--workers", WORKERS]
             try:
                 runpy.run_module("gradebench", run_name="__main__", alter_sys=True)
@@ -137,3 +139,16 @@ def test_python_m_gradebench_forks_its_workers(tmp_path):
             assert "method fork" in proc.stderr and "method forkserver" not in proc.stderr, proc.stderr
         sums.append(sorted(hashlib.sha256(p.read_bytes()).hexdigest() for p in out.rglob("*.parquet")))
     assert sums[0] == sums[1] and sums[0]
+
+
+def test_a_build_with_a_progress_bar_prestarts_the_server(monkeypatch, tmp_path):
+    """The bar's thread runs when the pool starts, so the workers are a forkserver's: the build asks
+    prestart for one with ``other_threads``, and without a bar it does not."""
+    import gradebench.benchmark.engine as engine
+    from gradebench.experiments.build import build
+
+    asked = []
+    monkeypatch.setattr(engine, "prestart", lambda **kw: asked.append(kw) or False)
+    build("demo", out=tmp_path / "a", progress=True, workers=2, validate=False, validity=False)
+    build("demo", out=tmp_path / "b", progress=False, workers=2, validate=False, validity=False)
+    assert asked == [{"other_threads": True}, {"other_threads": False}]
