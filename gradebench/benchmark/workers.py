@@ -581,7 +581,8 @@ def start_method(*, other_threads: bool = False) -> str | None:
     This project's own command line, run as ``python -m gradebench`` or as the ``gradebench``
     script, gets ``fork`` while it runs a single thread: its workers are then ready at once,
     with every module it has imported, where a forkserver's must wait for the server's imports
-    and then import this project's (about 1 s of a 14 s build on 2 cores). Otherwise
+    and then import this project's (0.4-0.9 s of a 13-14 s build on 2 cores, in alternating
+    runs). Otherwise
     ``forkserver``, unless the main module is a script file (what multiprocessing would import
     again in the workers, see ``multiprocessing.spawn.get_preparation_data``) without an
     ``if __name__ == "__main__":`` guard. Such a script gets ``fork`` while it runs a single
