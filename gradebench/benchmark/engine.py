@@ -411,6 +411,7 @@ def build(
             if sharded is not None:
                 selected = _Selected(sharded, skipped, carve)
                 batches = selected.batches()
+                sharded = None  # held by `selected` until its last task is in
             elif units is None:
                 batches = _batches(_assigned(stream, skipped, carve, set()), None, timer)
                 del stream
@@ -586,6 +587,8 @@ class _Selected:
                     units.append(u)
                     splits.append(split)
         self.added += 1
+        if self.added == len(self.sharded.tasks):  # the selection is complete: its state (a set entry
+            self.sharded = self._seen = None  # per row kept) is freed now, while workers are busy, not at the end
         spent = time.perf_counter() - t0
         timer.add("select", spent)
         timer.add("make_lists", -spent)

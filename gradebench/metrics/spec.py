@@ -12,6 +12,7 @@ Spec classes are registered by family name in :data:`METRICS`.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 import numbers
 import typing
@@ -102,8 +103,11 @@ def _hints(cls: type) -> dict[str, Any]:
     return typing.get_type_hints(cls)
 
 
+@functools.cache
 def field_kind(cls: type[MetricSpec], name: str) -> tuple[str, tuple[Any, ...]]:
-    """``("k"|"int"|"float"|"choice", choices)`` for field ``name`` of a spec class."""
+    """``("k"|"int"|"float"|"choice", choices)`` for field ``name`` of a spec class (found once per
+    class and field: resolving a class's type hints costs more than the metric it checks, and a
+    build's statistics make a few metrics per batch)."""
     hint = _hints(cls)[name]
     if typing.get_origin(hint) is Literal:
         return "choice", typing.get_args(hint)

@@ -247,3 +247,19 @@ def test_tier_codes_merge_across_batches_and_give_the_masked_stats(seed):
     for f in (merged, whole):
         assert tier_stats(tiers, f) == want_tiers
         assert grade_stats(f)["grades"] == want_grades
+
+
+@pytest.mark.parametrize("low, high, dtype", [(-1, 5, np.int32), (0, 5, np.int16), (-128, 128, np.int32),
+                                              (0, 40_000, np.int64), (-3, 3, np.int8)])
+def test_groups_are_the_rows_a_mask_selects_whatever_the_keys_width(low, high, dtype):
+    """A stats group is the rows ``key == k`` selects, in their order: keys that fit a byte are
+    sorted as bytes (a radix sort), wider ones as they are, with the same groups either way."""
+    from gradebench.benchmark.summary import _groups
+
+    rng = np.random.default_rng(high)
+    key = rng.integers(low, high + 1, 5_000).astype(dtype)
+    values = rng.random(5_000)
+    slices, (grouped,) = _groups(key, values)
+    assert sorted(slices) == sorted(set(key.tolist()))
+    for k, sel in slices.items():
+        assert grouped[sel].tolist() == values[key == k].tolist()
