@@ -28,6 +28,7 @@ from gradebench.benchmark.splits import resplit_of
 from gradebench.benchmark.summary import RowFeatures, summarize
 from gradebench.benchmark.workers import (
     NOT_YET,
+    STARTED,
     Encoding,
     gc_paused,
     prestart,
@@ -356,7 +357,7 @@ def build(
 
     n_workers = workers if workers is not None else available_cores()
     if engine != "ray" and n_workers > 1:  # the workers' imports, on another core while the source is indexed
-        prestart(other_threads=sys.stderr.isatty() if progress is None else progress)  # a bar: its thread
+        prestart()  # the workers start before a progress bar's thread (see run_batches' announce below)
     timer = PhaseTimer()
     cpu = time.process_time()
     sharded = None
@@ -405,8 +406,7 @@ def build(
         with uninterrupted():
             writer = BenchmarkWriter(target, builder_cls.columns, metadata)
         encoding = Encoding(metadata)  # the workers encode the row groups; this process appends them
-        with _progress(progress) as bar, timer.phase("make_lists"):
-            task = bar.add_task("build", total=None if units is None else len(units)) if bar else None
+        with timer.phase("make_lists"):
             selected: _Selected | None = None
             if sharded is not None:
                 selected = _Selected(sharded, skipped, carve)
@@ -425,28 +425,34 @@ def build(
                                       encoding=encoding)
             else:
                 running = run_batches(builder_cls.name, r.model_dump_json(), batches, n_workers, encoding,
-                                      ahead=None if units is not None else 2 * n_workers)
+                                      ahead=None if units is not None else 2 * n_workers, announce=True)
             with closing(running) as results:
-                for result, seconds in results:
-                    for name, s in seconds.items():
-                        timer.add(name, s)
-                    if isinstance(result, SelectionKeys):  # a slice of the source, keyed by a worker
-                        selected.add(result, timer)
-                        continue
-                    t_write = time.perf_counter()
-                    for split, (rows, f) in result.items():
-                        writer.write(split, rows)
-                        feats.setdefault(split, []).append(f)
-                        c = counts.setdefault(split, Counter())
-                        c["queries"] += f.n_queries
-                        c["candidates"] += rows.num_rows
-                        if bar:
-                            bar.advance(task, f.n_queries)
-                    # writing runs inside the batch loop: its time is moved from make_lists to write
-                    spent = time.perf_counter() - t_write
-                    timer.add("write", spent)
-                    timer.add("make_lists", -spent)
-                    result = rows = None  # written: not held while the next batch is awaited
+                # the workers start here, before a progress bar's thread: this program still runs one
+                # thread, so where its workers can be forks of it (start_method) they are, on a terminal too
+                if engine != "ray" and next(results, None) is not STARTED:
+                    raise RuntimeError("the workers did not announce their start")
+                with _progress(progress) as bar:
+                    task = bar.add_task("build", total=None if units is None else len(units)) if bar else None
+                    for result, seconds in results:
+                        for name, s in seconds.items():
+                            timer.add(name, s)
+                        if isinstance(result, SelectionKeys):  # a slice of the source, keyed by a worker
+                            selected.add(result, timer)
+                            continue
+                        t_write = time.perf_counter()
+                        for split, (rows, f) in result.items():
+                            writer.write(split, rows)
+                            feats.setdefault(split, []).append(f)
+                            c = counts.setdefault(split, Counter())
+                            c["queries"] += f.n_queries
+                            c["candidates"] += rows.num_rows
+                            if bar:
+                                bar.advance(task, f.n_queries)
+                        # writing runs inside the batch loop: its time is moved from make_lists to write
+                        spent = time.perf_counter() - t_write
+                        timer.add("write", spent)
+                        timer.add("make_lists", -spent)
+                        result = rows = None  # written: not held while the next batch is awaited
             # the selection's state (ids and digests of every row kept) is not held from here on
             selected = sharded = batches = running = None
             if not counts:  # a stream that gave no unit (a selected list is never empty)

@@ -76,6 +76,10 @@ Batch = tuple[Sequence[Any], Sequence[str]]
 #: caller (a sharded selection's units): the workers that are idle wait for the next result
 NOT_YET: Any = ("not yet", None)
 
+#: what :func:`run_batches` gives first when asked to ``announce``: its workers are running (or
+#: it builds in this process), so the caller can start a thread of its own (a progress bar's)
+STARTED: Any = ("started", None)
+
 
 #: ``prctl`` option: the signal this process gets when its parent ends (linux/prctl.h)
 _PR_SET_PDEATHSIG = 1
@@ -333,7 +337,7 @@ def _died(proc: Any) -> WorkerDied:
 
 def _pooled(ctx: Any, fork: bool, builder_name: str, recipe_json: str, batches: Iterator[Batch],
             workers: int, encoding: Encoding | None = None,
-            ahead: int | None = None) -> Iterator[tuple[dict, dict[str, float]]]:
+            ahead: int | None = None, announce: bool = False) -> Iterator[tuple[dict, dict[str, float]]]:
     """``run_batches`` over ``workers`` processes: results in batch order, one batch per worker at a time.
 
     A batch is handed out at most ``2 * workers`` ahead of the result the caller waits for, so
@@ -404,6 +408,8 @@ def _pooled(ctx: Any, fork: bool, builder_name: str, recipe_json: str, batches: 
                     child_end.close()
         for i in range(workers):
             feed(i)
+        if announce:
+            yield STARTED
         while busy or wanted in done:
             if wanted in done:
                 result = done.pop(wanted)
@@ -468,19 +474,28 @@ def _stop(procs: Sequence[Any], conns: Sequence[Connection], *, gracefully: bool
 
 def run_batches(
     builder_name: str, recipe_json: str, batches: Iterable[Batch], workers: int, encoding: Encoding | None = None,
-    ahead: int | None = None,
+    ahead: int | None = None, announce: bool = False,
 ) -> Iterator[tuple[dict, dict[str, float]]]:
     """Results of each batch, in order (:func:`run_task` output: ``build_batch``'s, or a selection
     task's keys); ``batches`` is consumed lazily (at most ``ahead`` batches pickled before a worker
     asks for them; None: no cap, see :func:`_pooled`). It may give :data:`NOT_YET` while its next
-    batch depends on results not yet given to the caller; idle workers then wait for the next one."""
+    batch depends on results not yet given to the caller; idle workers then wait for the next one.
+
+    ``announce``: first give :data:`STARTED` once the workers run and have their first batches (at
+    once where the batches are built here, or where there are none). The workers are started
+    by the first ``next``, so a caller that wants them forked while it runs one thread
+    (:func:`start_method`) takes that before it starts another (a progress bar's)."""
     batches = iter(batches)
     first = next(batches, None)
     second = next(batches, None)
     if first is None:
+        if announce:
+            yield STARTED
         return
     batches = itertools.chain([first] if second is None else [first, second], batches)
     if workers <= 1 or second is None:
+        if announce:
+            yield STARTED
         builder = _make_builder(builder_name, recipe_json)
         for batch in batches:
             if batch is NOT_YET:  # never here, where each result is given before the next batch is asked for
@@ -494,10 +509,10 @@ def run_batches(
     method = start_method()
     if method is None:
         sys.stderr.write(SERIAL_WARNING)
-        yield from run_batches(builder_name, recipe_json, batches, 1, encoding)
+        yield from run_batches(builder_name, recipe_json, batches, 1, encoding, announce=announce)
         return
     yield from _pooled(mp.get_context(method), method == "fork", builder_name, recipe_json, batches, workers,
-                       encoding, ahead)
+                       encoding, ahead, announce)
 
 
 def _call_main(conn: Connection, fn: Any, args: tuple, inherited: Sequence[Connection] = ()) -> None:
@@ -575,7 +590,7 @@ SERIAL_WARNING = (
 )
 
 
-def start_method(*, other_threads: bool = False) -> str | None:
+def start_method() -> str | None:
     """How to start workers for the calling program: ``forkserver``, ``fork``, or None (no workers).
 
     This project's own command line, run as ``python -m gradebench`` or as the ``gradebench``
@@ -588,13 +603,14 @@ def start_method(*, other_threads: bool = False) -> str | None:
     ``if __name__ == "__main__":`` guard. Such a script gets ``fork`` while it runs a single
     thread, else None.
 
-    ``other_threads``: the answer for when the workers start with another thread running (a
-    progress bar's, which the build starts after it has asked, :func:`prestart`).
+    It is asked when the workers start, so the build starts them before its progress bar's
+    thread (:func:`run_batches` with ``announce``): on a terminal too, the command line's workers
+    are forks of it.
     """
     main = sys.modules.get("__main__")
     path = getattr(main, "__file__", None)
     name = getattr(getattr(main, "__spec__", None), "name", None)
-    single = not other_threads and _single_threaded()
+    single = _single_threaded()
     if name == "gradebench.__main__" and single:
         return "fork"  # `python -m gradebench`: the command line, as its console script gets
     if name is not None or path is None:
@@ -604,7 +620,7 @@ def start_method(*, other_threads: bool = False) -> str | None:
     return "forkserver" if _has_main_guard(path) else None
 
 
-def prestart(modules: Sequence[str] = PRELOAD, *, other_threads: bool = False) -> bool:
+def prestart(modules: Sequence[str] = PRELOAD) -> bool:
     """Start the forkserver now, with ``modules`` imported there once.
 
     The building process calls this once it knows it will build (after the cache check), before
@@ -622,10 +638,8 @@ def prestart(modules: Sequence[str] = PRELOAD, *, other_threads: bool = False) -
     platform has no forkserver, or when a server is already running (multiprocessing keeps one
     per process, whose imports stay as they were). The modules are added to the caller's preload
     list, not put in its place. The server is started with SIGINT and SIGTERM blocked, as
-    :func:`_pooled` starts it. ``other_threads``: the workers will start with another thread
-    running (a progress bar's), so a program whose workers are forks while it runs one thread
-    gets the forkserver then (:func:`start_method`). Returns whether a server was started."""
-    if (start_method(other_threads=other_threads) != "forkserver"
+    :func:`_pooled` starts it. Returns whether a server was started."""
+    if (start_method() != "forkserver"
             or "forkserver" not in mp.get_all_start_methods()):
         return False
     from multiprocessing import forkserver

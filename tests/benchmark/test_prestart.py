@@ -11,6 +11,7 @@ import json
 import subprocess
 import sys
 import textwrap
+import threading
 
 import pytest
 
@@ -88,7 +89,7 @@ def test_the_server_preloads_third_party_modules_only():
 def test_the_command_line_forks_its_workers_as_its_console_script_does(monkeypatch):
     """``python -m gradebench`` forks its workers while it runs one thread (as the ``gradebench``
     script does), so they start at once with its imports; other ``-m`` programs, and this one
-    once it runs a thread (a progress bar), keep the forkserver."""
+    once it runs another thread, keep the forkserver."""
     import types
 
     import gradebench.benchmark.workers as workers
@@ -99,8 +100,6 @@ def test_the_command_line_forks_its_workers_as_its_console_script_does(monkeypat
     monkeypatch.setitem(sys.modules, "__main__", main)
     monkeypatch.setattr(workers, "_single_threaded", lambda: True)
     assert workers.start_method() == "fork"
-    # a progress bar's thread will run when the pool starts: the forkserver then, so prestart starts it
-    assert workers.start_method(other_threads=True) == "forkserver"
     monkeypatch.setattr(workers, "_single_threaded", lambda: False)
     assert workers.start_method() == "forkserver"
     main.__spec__ = types.SimpleNamespace(name="someone_else.__main__")
@@ -141,14 +140,49 @@ def test_python_m_gradebench_forks_its_workers(tmp_path):
     assert sums[0] == sums[1] and sums[0]
 
 
-def test_a_build_with_a_progress_bar_prestarts_the_server(monkeypatch, tmp_path):
-    """The bar's thread runs when the pool starts, so the workers are a forkserver's: the build asks
-    prestart for one with ``other_threads``, and without a bar it does not."""
+def test_a_build_with_a_progress_bar_starts_its_workers_before_the_bar(monkeypatch, tmp_path):
+    """The workers start before the progress bar's thread, while the build runs one thread, so
+    the command line forks them on a terminal too (a forkserver was started, cold, before); the
+    bar still counts every query."""
+    import types
+
     import gradebench.benchmark.engine as engine
+    import gradebench.benchmark.workers as workers
     from gradebench.experiments.build import build
 
-    asked = []
-    monkeypatch.setattr(engine, "prestart", lambda **kw: asked.append(kw) or False)
-    build("demo", out=tmp_path / "a", progress=True, workers=2, validate=False, validity=False)
-    build("demo", out=tmp_path / "b", progress=False, workers=2, validate=False, validity=False)
-    assert asked == [{"other_threads": True}, {"other_threads": False}]
+    main = types.ModuleType("__main__")
+    main.__file__ = str(REPO / "gradebench" / "__main__.py")
+    main.__spec__ = types.SimpleNamespace(name="gradebench.__main__")
+    monkeypatch.setitem(sys.modules, "__main__", main)
+    monkeypatch.setattr(engine, "BATCH_QUERIES", 4)  # the demo's 48 queries: 12 batches, so the pool starts
+    asked, started, advanced = [], [], []
+    monkeypatch.setattr(engine, "prestart", lambda: started.append("prestart") or False)
+    real_start_method, real_progress = workers.start_method, engine._progress
+
+    def start_method():
+        asked.append((real_start_method(), threading.active_count()))
+        return "forkserver"  # the test process runs threads (pytest-xdist's): forks would be unsafe here
+
+    class Bar:
+        def __init__(self, bar):
+            self.bar = bar
+
+        def __enter__(self):
+            bar = self.bar.__enter__()
+            advanced.append(threading.active_count())  # the bar's refresh thread is running now
+            original = bar.advance
+            bar.advance = lambda task, n: advanced.append(n) or original(task, n)
+            return bar
+
+        def __exit__(self, *exc):
+            return self.bar.__exit__(*exc)
+
+    monkeypatch.setattr(workers, "start_method", start_method)
+    monkeypatch.setattr(workers, "_single_threaded", lambda: threading.active_count() == baseline)
+    monkeypatch.setattr(engine, "_progress", lambda enabled: Bar(real_progress(enabled)))
+    baseline = threading.active_count()
+    result = build("demo", out=tmp_path / "a", progress=True, workers=2, validate=False, validity=False)
+    assert started == ["prestart"]
+    assert asked == [("fork", baseline)]  # asked once, before the bar's thread: one thread then
+    assert advanced[0] == baseline + 1  # the bar started after, with its thread
+    assert sum(advanced[1:]) == sum(s["queries"] for s in result.splits.values()) == 48
