@@ -217,7 +217,7 @@ def compile_bytecode(code: Path) -> str:
     package has it (pip compiles at install) and a checkout gets on its first run, unless the
     environment sets PYTHONDONTWRITEBYTECODE (some do): then every run compiles the package's
     source again, about 0.2 s of a build's start. The builds read the bytecode either way.
-    Returns what was compiled."""
+    Returns the folder compiled."""
     package = code / "gradebench"
     target = package if package.is_dir() else code
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
@@ -240,7 +240,8 @@ def _commit(path: Path) -> str | None:
     try:
         head = subprocess.run(["git", "-C", str(path), "rev-parse", "--short", "HEAD"], capture_output=True,
                               text=True, check=True).stdout.strip()
-        dirty = subprocess.run(["git", "-C", str(path), "status", "--porcelain", "--untracked-files=no"],
+        dirty = subprocess.run(["git", "-C", str(path), "status", "--porcelain", "--untracked-files=no", "--",
+                                ".", ":!benchmarks/results"],  # a results file the benchmarks wrote is no change
                                capture_output=True, text=True, check=True).stdout.strip()
     except (OSError, subprocess.CalledProcessError):
         return None
@@ -309,7 +310,9 @@ def main() -> None:
                 commit=_commit(REPO),
                 baseline_commit=_commit(args.baseline_pythonpath) if args.baseline_pythonpath else None)
     codes = [("this checkout", REPO)] + ([("baseline", args.baseline_pythonpath)] if args.baseline_pythonpath else [])
-    info["bytecode"] = {code: compile_bytecode(path) for code, path in codes}
+    for _, path in codes:
+        compile_bytecode(path)
+    info["bytecode_compiled"] = True
     work = Path(tempfile.mkdtemp(prefix="gradebench-bench-"))
     try:
         big = work / "big"
