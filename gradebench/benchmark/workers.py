@@ -274,8 +274,9 @@ def _worker_main(conn: Connection, builder_name: str, recipe_json: str, inherite
     A batch arrives as two messages: its number (8 bytes), then ``(units, out_splits)``
     pickled (or ``(task, None)``: a sharded selection's task, answered with its keys). The answer
     is ``(seq, True, result)`` or, when the batch raised, ``(seq, False, exception)``. An empty
-    message (no more batches) or a closed pipe (the parent is gone) ends the worker. ``inherited``: the parent's ends of the pipes, which a forked worker holds
-    too; closed here, or a worker would never see its pipe close when the parent dies.
+    message (no more batches) or a closed pipe (the parent is gone) ends the worker.
+    ``inherited``: the parent's ends of the pipes, which a forked worker holds too; closed here,
+    or a worker would never see its pipe close when the parent dies.
     """
     _init_worker()
     for c in inherited:
