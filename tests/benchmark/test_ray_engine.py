@@ -116,6 +116,10 @@ RUNNING_SITECUSTOMIZE = SLOW_SITECUSTOMIZE.replace(
 ).replace("import time\n", "import os, time\n", 1)
 
 
+#: how Ray's driver prefixes what its raylet reports (``ray._private.worker.listen_error_messages``)
+RAYLET_REPORT = "\x1b[33m(raylet)\x1b[0m"
+
+
 @pytest.mark.parametrize("moment", ["ray-starting", "tasks-running"])
 @pytest.mark.parametrize(("sig", "code", "line"), [(signal.SIGINT, 130, INTERRUPTED),
                                                     (signal.SIGTERM, 143, TERMINATED)], ids=["ctrl-c", "sigterm"])
@@ -140,6 +144,11 @@ def test_a_group_signal_during_a_ray_build(tmp_path, monkeypatch, sig, code, lin
     finally:
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)
+    if sig == signal.SIGTERM and stdout.startswith(RAYLET_REPORT) and "Terminated with signal 15" in stdout:
+        # the group's SIGTERM reaches Ray's own processes too (they block only SIGINT): Ray's driver
+        # may print, on stdout, its raylet's report that the autoscaler was terminated (seen once
+        # in CI): Ray's error channel, not this program's output
+        stdout = ""
     assert (proc.returncode, stdout, stderr) == (code, "", line)
     assert _leftovers(out) == []
     assert _group_gone(proc.pid, timeout=30), "Ray processes outlived the build"
