@@ -212,12 +212,11 @@ def run_build(source: Path, out: Path, flags: list[str], env: dict, timings: boo
     return wall, peak[0], result, round(sum(cpu.values()), 2)
 
 
-def compile_bytecode(code: Path) -> str:
+def compile_bytecode(code: Path) -> None:
     """Compile ``code``'s package to bytecode (``__pycache__``, ignored by git), as an installed
     package has it (pip compiles at install) and a checkout gets on its first run, unless the
     environment sets PYTHONDONTWRITEBYTECODE (some do): then every run compiles the package's
-    source again, about 0.2 s of a build's start. The builds read the bytecode either way.
-    Returns the folder compiled."""
+    source again, about 0.2 s of a build's start. The builds read the bytecode either way."""
     package = code / "gradebench"
     target = package if package.is_dir() else code
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
@@ -225,7 +224,6 @@ def compile_bytecode(code: Path) -> str:
                           capture_output=True, text=True, check=False)
     if proc.returncode != 0:
         raise SystemExit(f"compiling {target} to bytecode failed: {proc.stdout[-2000:]}{proc.stderr[-2000:]}")
-    return str(target)
 
 
 def _digests(folder: Path) -> dict[str, str]:

@@ -595,14 +595,12 @@ def start_method() -> str | None:
     """How to start workers for the calling program: ``forkserver``, ``fork``, or None (no workers).
 
     This project's own command line, run as ``python -m gradebench`` or as the ``gradebench``
-    script, gets ``fork`` while it runs a single thread: its workers are then ready at once,
-    with every module it has imported, where a forkserver's must wait for the server's imports
-    and then import this project's (0.4-0.9 s of a 13-14 s build on 2 cores, in alternating
-    runs). Otherwise
-    ``forkserver``, unless the main module is a script file (what multiprocessing would import
-    again in the workers, see ``multiprocessing.spawn.get_preparation_data``) without an
-    ``if __name__ == "__main__":`` guard. Such a script gets ``fork`` while it runs a single
-    thread, else None.
+    script, gets ``fork`` while it runs a single thread: its workers are then ready at once, with
+    every module it has imported, where a forkserver's must wait for the server's imports and then
+    import this project's (0.4-0.9 s of a 13-14 s build on 2 cores, in alternating runs). Otherwise
+    ``forkserver``, unless the main module is a script file (what multiprocessing would import again
+    in the workers, see ``multiprocessing.spawn.get_preparation_data``) without an ``if __name__ ==
+    "__main__":`` guard. Such a script gets ``fork`` while it runs a single thread, else None.
 
     It is asked when the workers start, so the build starts them before its progress bar's
     thread (:func:`run_batches` with ``announce``): on a terminal too, the command line's workers
@@ -640,8 +638,7 @@ def prestart(modules: Sequence[str] = PRELOAD) -> bool:
     per process, whose imports stay as they were). The modules are added to the caller's preload
     list, not put in its place. The server is started with SIGINT and SIGTERM blocked, as
     :func:`_pooled` starts it. Returns whether a server was started."""
-    if (start_method() != "forkserver"
-            or "forkserver" not in mp.get_all_start_methods()):
+    if start_method() != "forkserver" or "forkserver" not in mp.get_all_start_methods():
         return False
     from multiprocessing import forkserver
 

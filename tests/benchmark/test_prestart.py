@@ -122,7 +122,7 @@ def test_python_m_gradebench_forks_its_workers(tmp_path):
             import gradebench.benchmark.workers as w
             engine.BATCH_QUERIES = 4  # the demo's 48 queries: 12 batches, so the pool starts
             method = w.start_method
-            w.start_method = lambda **kw: print("method", method(**kw), file=sys.stderr) or method(**kw)
+            w.start_method = lambda: print("method", method(), file=sys.stderr) or method()
             sys.argv = ["gradebench", "build", "demo", "--out", OUT, "--no-validate", "--workers", WORKERS]
             try:
                 runpy.run_module("gradebench", run_name="__main__", alter_sys=True)
