@@ -13,7 +13,7 @@ import itertools
 import os
 import sys
 import time
-from collections import Counter
+from collections import Counter, deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager, ExitStack, closing
 from dataclasses import asdict, dataclass, field
@@ -409,7 +409,7 @@ def build(
         with timer.phase("make_lists"):
             selected: _Selected | None = None
             if sharded is not None:
-                selected = _Selected(sharded, skipped, carve)
+                selected = _Selected(sharded, skipped, carve, ahead=2 * n_workers + 2)
                 batches = selected.batches()
                 sharded = None  # held by `selected` until its last task is in
             elif units is None:
@@ -425,7 +425,8 @@ def build(
                                       encoding=encoding)
             else:
                 running = run_batches(builder_cls.name, r.model_dump_json(), batches, n_workers, encoding,
-                                      ahead=None if units is not None else 2 * n_workers, announce=True)
+                                      ahead=None if units is not None else 2 * n_workers, announce=True,
+                                      home=None if selected is None else selected.home)
             with closing(running) as results:
                 # the workers start here, before a progress bar's thread: this program still runs one
                 # thread, so where its workers can be forks of it (start_method) they are, on a terminal too
@@ -568,16 +569,25 @@ def _assigned(units: Iterable[Any], skipped: Counter, resplit: Sequence[int] | N
 
 
 class _Selected:
-    """The batches of a sharded selection (:meth:`Builder.select_sharded`): first its tasks, then
-    batches of the units its keys keep, cut as the selected list is (so the same batches, the same
-    bytes), each as soon as the keys before it are in (:data:`.workers.NOT_YET` until then)."""
+    """The batches of a sharded selection (:meth:`Builder.select_sharded`): its tasks, and batches of
+    the units its keys keep, cut as the selected list is (so the same batches, the same bytes),
+    each as soon as the keys before it are in (:data:`.workers.NOT_YET` until then).
 
-    def __init__(self, sharded: ShardedSelection, skipped: Counter, carve: Sequence[int] | None) -> None:
-        self.sharded, self.skipped, self.carve = sharded, skipped, carve
+    The tasks go at most ``ahead`` ahead of the keys taken in, so each batch follows its rows' keys
+    closely: a worker keeps the rows it has just keyed, and :meth:`home` names the task that gave
+    a batch most of its units, whose worker then builds it without reading them again."""
+
+    def __init__(self, sharded: ShardedSelection, skipped: Counter, carve: Sequence[int] | None, ahead: int) -> None:
+        self.sharded, self.skipped, self.carve, self.ahead = sharded, skipped, carve, ahead
         self.units: list[Any] = []  # kept, not yet in a batch
         self.splits: list[str] = []
         self.added = 0
         self._seen: set[str] = set()
+        self._given = 0  # what batches() has given so far (NOT_YET not counted): the next one's number
+        self._task_given: list[int] = []  # each task's number among them
+        self._consumed = 0  # tasks whose units are all in batches given (or that kept none)
+        self._runs: deque[list[int]] = deque()  # [number of a task, its units not yet in a batch], in order
+        self._homes: dict[int, int] = {}  # a batch's number -> the number of the task that gave it most units
 
     def add(self, keys: SelectionKeys, timer: PhaseTimer) -> None:
         """A task's keys, in task order: its units kept (a repeated query id dropped as in :func:`_assigned`)."""
@@ -585,6 +595,7 @@ class _Selected:
         with gc_paused():
             units, splits, carve = self.units, self.splits, self.carve
             kept = self.sharded.add(keys)
+            n = len(units)
             if self.sharded.unique_ids:  # no id it gave before: nothing for _assigned to drop
                 units += kept
                 splits += [resplit_of(u.query_id, carve) for u in kept] if carve else [u.split for u in kept]
@@ -592,6 +603,10 @@ class _Selected:
                 for u, split in _assigned(kept, self.skipped, carve, self._seen):
                     units.append(u)
                     splits.append(split)
+            if len(units) > n:
+                self._runs.append([self._task_given[self.added], len(units) - n])
+            else:  # nothing kept: the task is done with
+                self._consumed += 1
         self.added += 1
         if self.added == len(self.sharded.tasks):  # the selection is complete: its state (a set entry
             self.sharded = self._seen = None  # per row kept) is freed now, while workers are busy, not at the end
@@ -599,19 +614,50 @@ class _Selected:
         timer.add("select", spent)
         timer.add("make_lists", -spent)
 
+    def home(self, number: int) -> int | None:
+        """The number of the task whose worker should build the batch ``batches()`` gave as its
+        ``number``-th (None: a task, or a batch without a home); asked once a batch."""
+        return self._homes.pop(number, None)
+
     def batches(self) -> Iterator[Any]:
         tasks = self.sharded.tasks
-        for t in tasks:
-            yield t, None
+        n_tasks = len(tasks)
         while True:
-            units, splits = self.units, self.splits
-            while len(units) >= BATCH_QUERIES or (units and self.added == len(tasks)):
-                batch = units[:BATCH_QUERIES], splits[:BATCH_QUERIES]
-                del units[:BATCH_QUERIES], splits[:BATCH_QUERIES]
-                yield batch
-            if self.added == len(tasks):
+            given = len(self._task_given)
+            ready = len(self.units) >= BATCH_QUERIES or (self.units and self.added == n_tasks)
+            # a task whenever fewer than `ahead` are given and not yet all in batches (or when nothing
+            # else can go: then a batch waits for more rows), so tasks and batches alternate
+            if given < n_tasks and (given - self._consumed < self.ahead or (given == self.added and not ready)):
+                self._task_given.append(self._given)
+                self._given += 1
+                yield tasks[given], None
+            elif ready:
+                yield self._cut()
+            elif self.added == n_tasks:
                 return
-            yield NOT_YET
+            else:
+                yield NOT_YET
+
+    def _cut(self) -> tuple[list[Any], list[str]]:
+        """The next batch, taken from the units kept; its home is noted (:meth:`home`)."""
+        units, splits = self.units, self.splits
+        batch = units[:BATCH_QUERIES], splits[:BATCH_QUERIES]
+        del units[:BATCH_QUERIES], splits[:BATCH_QUERIES]
+        left, most, home = len(batch[0]), 0, None
+        runs = self._runs
+        while left:
+            run = runs[0]
+            took = min(left, run[1])
+            if took > most:
+                most, home = took, run[0]
+            left -= took
+            run[1] -= took
+            if not run[1]:
+                runs.popleft()
+                self._consumed += 1
+        self._homes[self._given] = home
+        self._given += 1
+        return batch
 
 
 def _streamed_batches(pairs: Iterator[tuple[Any, str]], timer: PhaseTimer | None

@@ -47,7 +47,7 @@ import sys
 import threading
 import time
 from collections import deque
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from multiprocessing.connection import Connection
@@ -338,7 +338,8 @@ def _died(proc: Any) -> WorkerDied:
 
 def _pooled(ctx: Any, fork: bool, builder_name: str, recipe_json: str, batches: Iterator[Batch],
             workers: int, encoding: Encoding | None = None,
-            ahead: int | None = None, announce: bool = False) -> Iterator[tuple[dict, dict[str, float]]]:
+            ahead: int | None = None, announce: bool = False,
+            home: Callable[[int], int | None] | None = None) -> Iterator[tuple[dict, dict[str, float]]]:
     """``run_batches`` over ``workers`` processes: results in batch order, one batch per worker at a time.
 
     A batch is handed out at most ``2 * workers`` ahead of the result the caller waits for, so
@@ -348,13 +349,18 @@ def _pooled(ctx: Any, fork: bool, builder_name: str, recipe_json: str, batches: 
     units it has handed over, so the building process shrinks early in the build. ``ahead``
     caps the pickled batches waiting: a stream of batches (selected as they are asked for)
     frees nothing when it is drained early, so there it only adds the pickled copies.
+
+    ``home``: see :func:`run_batches`. An idle worker takes the first batch it may take (within
+    ``2 * workers`` of the result awaited) that prefers it, else the first that prefers no worker
+    or one not known yet, else the first: a worker never waits for another's batch.
     """
     packer = _make_builder(builder_name, recipe_json)  # packs each batch's units for the pipe
     procs: list[Any] = []
     conns: list[Connection] = []
     busy: dict[int, int] = {}  # worker index -> seq of the batch it holds
     done: dict[int, tuple[dict, dict[str, float]]] = {}  # results that came back before their turn
-    ready: deque[tuple[int, bytes]] = deque()  # (seq, pickled batch) not handed out yet, in order
+    ready: deque[tuple[int, bytes, int | None]] = deque()  # (seq, pickled batch, its home) not handed out, in order
+    ran_on: dict[int, int] = {}  # seq -> the worker it went to
     taken = wanted = 0  # batches taken from `batches`; the seq of the result the caller waits for
     exhausted = finished = False
 
@@ -370,22 +376,34 @@ def _pooled(ctx: Any, fork: bool, builder_name: str, recipe_json: str, batches: 
             return False
         units, splits = batch
         packed = units if splits is None else packer.pack_units(units)  # a selection task goes as it is
-        ready.append((taken, pickle.dumps((packed, splits), protocol=pickle.HIGHEST_PROTOCOL)))
+        ready.append((taken, pickle.dumps((packed, splits), protocol=pickle.HIGHEST_PROTOCOL),
+                      None if home is None else home(taken)))
         taken += 1
         return True
 
+    def choice(i: int) -> int | None:
+        """Where in ``ready`` the batch for worker ``i`` is (None: none may be handed out yet)."""
+        limit = wanted + 2 * workers
+        k = _pick(ready, i, limit, ran_on)
+        while k is None and home is not None and taken < limit and pack_one():  # perhaps the next one
+            k = _pick(ready, i, limit, ran_on)
+        return k if k is not None else _pick(ready, i, limit, ran_on, anyone=True)
+
     def feed(i: int) -> None:
-        """Hand worker ``i`` (idle, so reading its pipe) the next batch, unless it is too far ahead."""
+        """Hand worker ``i`` (idle, so reading its pipe) a batch (:func:`choice`), unless all are too far ahead."""
         if not ready:
             pack_one()
-        if ready and ready[0][0] - wanted < 2 * workers:
-            seq, payload = ready.popleft()
+        k = choice(i)
+        if k is not None:
+            seq, payload, _ = ready[k]
+            del ready[k]
             try:
                 conns[i].send_bytes(seq.to_bytes(8, "little"))
                 conns[i].send_bytes(payload)
             except OSError:  # EPIPE, ECONNRESET: the worker is gone
                 raise _died(procs[i]) from None
             busy[i] = seq
+            ran_on[seq] = i
 
     try:
         # A signal during start-up waits until every worker is started (uninterrupted):
@@ -449,6 +467,25 @@ def _pooled(ctx: Any, fork: bool, builder_name: str, recipe_json: str, batches: 
             _stop(procs, conns, gracefully=finished)
 
 
+def _pick(ready: Sequence[tuple[int, Any, int | None]], worker: int, limit: int, ran_on: dict[int, int], *,
+          anyone: bool = False) -> int | None:
+    """Where in ``ready`` (``(seq, batch, the seq whose worker it prefers)``, in order) the batch for
+    ``worker`` is, among those before ``limit``: the first that prefers it, else the first that
+    prefers no worker (or one whose worker is not known), else with ``anyone`` the first; or None."""
+    neutral = None
+    for k, (seq, _, prefers) in enumerate(ready):
+        if seq >= limit:
+            break
+        where = None if prefers is None else ran_on.get(prefers)
+        if where == worker:
+            return k
+        if neutral is None and where is None:
+            neutral = k
+    if neutral is None and anyone and ready and ready[0][0] < limit:
+        return 0
+    return neutral
+
+
 def _stop(procs: Sequence[Any], conns: Sequence[Connection], *, gracefully: bool) -> None:
     """End the workers. ``gracefully`` (every batch answered, so every worker idle): each is told
     there is no more work and leaves. Otherwise (an error, a signal, a caller that stopped early)
@@ -475,7 +512,7 @@ def _stop(procs: Sequence[Any], conns: Sequence[Connection], *, gracefully: bool
 
 def run_batches(
     builder_name: str, recipe_json: str, batches: Iterable[Batch], workers: int, encoding: Encoding | None = None,
-    ahead: int | None = None, announce: bool = False,
+    ahead: int | None = None, announce: bool = False, home: Callable[[int], int | None] | None = None,
 ) -> Iterator[tuple[dict, dict[str, float]]]:
     """Results of each batch, in order (:func:`run_task` output: ``build_batch``'s, or a selection
     task's keys); ``batches`` is consumed lazily (at most ``ahead`` batches pickled before a worker
@@ -485,7 +522,11 @@ def run_batches(
     ``announce``: first give :data:`STARTED` once the workers run and have their first batches (at
     once where the batches are built here, or where there are none). The workers are started
     by the first ``next``, so a caller that wants them forked while it runs one thread
-    (:func:`start_method`) takes that before it starts another (a progress bar's)."""
+    (:func:`start_method`) takes that before it starts another (a progress bar's).
+
+    ``home(n)``: the number of an earlier batch whose worker should preferably build the ``n``-th
+    (counted from 0, :data:`NOT_YET` not counted), as it still holds what that one read; or None.
+    Asked once a batch, where the batch is taken; it changes who builds what, never the results."""
     batches = iter(batches)
     first = next(batches, None)
     second = next(batches, None)
@@ -513,7 +554,7 @@ def run_batches(
         yield from run_batches(builder_name, recipe_json, batches, 1, encoding, announce=announce)
         return
     yield from _pooled(mp.get_context(method), method == "fork", builder_name, recipe_json, batches, workers,
-                       encoding, ahead, announce)
+                       encoding, ahead, announce, home)
 
 
 def _call_main(conn: Connection, fn: Any, args: tuple, inherited: Sequence[Connection] = ()) -> None:

@@ -14,6 +14,9 @@ from pathlib import Path
 import pytest
 
 from gradebench.benchmark import engine as pipeline
+from gradebench.benchmark.workers import NOT_YET, _pick, run_batches
+from gradebench.datasets import get_builder
+from gradebench.datasets.base import SelectionKeys, ShardedSelection
 from gradebench.datasets.esnli import reader
 from gradebench.datasets.tiers import builder as tiers_builder
 from gradebench.datasets.tiers import select as tiers_select
@@ -76,8 +79,8 @@ def test_a_file_changed_after_indexing_is_an_error(tmp_path, change):
 
 
 class _FakePart:
-    def __init__(self, split):
-        self.split, self.key = split, (split, "x")
+    def __init__(self, split, n=10 * tiers_builder.SLICE_ROWS):
+        self.split, self.key, self.n = split, (split, "x"), n
 
     def slice(self, a, b):
         return (a, b)
@@ -85,15 +88,29 @@ class _FakePart:
 
 def test_a_batch_reads_its_rows_not_the_dropped_rows_between():
     """Kept rows far apart (everything between repeated) are read as two slices, not one long one."""
-    dev, test = _FakePart("validation"), _FakePart("test")
+    dev, test = _FakePart("validation"), _FakePart("test", n=4)
     far = tiers_builder.SLICE_ROWS + 1
     refs = [tiers_builder.RowRef(dev, r, f"q{r}") for r in (0, 1, 5, 5 + far, 6 + far)]
     refs += [tiers_builder.RowRef(test, r, f"t{r}") for r in (0, 3)]
     groups = tiers_builder._slices_of(refs).groups
-    assert [(g[1], g[2], g[3]) for g in groups] == [
-        ((0, 6), [0, 1, 5], ["q0", "q1", "q5"]),
-        ((5 + far, 7 + far), [0, 1], [f"q{5 + far}", f"q{6 + far}"]),
-        ((0, 4), [0, 3], ["t0", "t3"]),
+    rows = tiers_builder.SLICE_ROWS
+    assert groups == [
+        (dev.key, (0, 6), [0, 1, 5], ["q0", "q1", "q5"], (0, rows), 0),
+        (dev.key, (5 + far, 7 + far), [0, 1], [f"q{5 + far}", f"q{6 + far}"], (rows, 2 * rows), 6),
+        (test.key, (0, 4), [0, 3], ["t0", "t3"], (0, 4), 0),
+    ]
+
+
+def test_a_batch_s_rows_are_cut_where_the_selection_tasks_are():
+    """Adjacent rows of two selection tasks are two runs, each naming its task's slice (a worker
+    that keyed the task takes its rows from there) and where the run starts in it."""
+    part = _FakePart("validation", n=2 * tiers_builder.SLICE_ROWS + 3)
+    rows = tiers_builder.SLICE_ROWS
+    refs = [tiers_builder.RowRef(part, r, f"q{r}") for r in (rows - 2, rows - 1, rows, 2 * rows + 1)]
+    assert tiers_builder._slices_of(refs).groups == [
+        (part.key, (rows - 2, rows), [0, 1], [f"q{rows - 2}", f"q{rows - 1}"], (0, rows), rows - 2),
+        (part.key, (rows, rows + 1), [0], [f"q{rows}"], (rows, 2 * rows), 0),
+        (part.key, (2 * rows + 1, 2 * rows + 2), [0], [f"q{2 * rows + 1}"], (2 * rows, 2 * rows + 3), 1),
     ]
 
 
@@ -272,6 +289,10 @@ def test_a_fresh_slice_with_a_repeat_inside_leaves_the_sets_as_they_were(repeat)
     assert len(got) == 5
 
 
+def _esnli_builder(recipe):
+    return get_builder(recipe.source.family)(recipe)
+
+
 def _files(folder: Path) -> dict[str, bytes]:
     return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
 
@@ -326,3 +347,118 @@ def test_the_csv_release_and_borrowing_recipes_are_read_here(source, tmp_path):
 
     csv = [InputFile(str(tmp_path / "esnli_dev.csv"), "esnli-csv:validation", "validation")]
     assert demo.select_sharded(csv, limit=None) is None
+
+
+def test_a_worker_takes_the_rows_it_keyed_and_reads_the_others(source, monkeypatch):
+    """A batch whose rows this builder keyed takes them from there (each row is read once, when
+    keyed), the same units a builder that keyed nothing reads from the files, for runs that
+    start inside their task too; what is kept is let go once no later batch can need it."""
+    monkeypatch.setattr(tiers_builder, "SLICE_ROWS", 7)
+    recipe = load_recipe("esnli")
+    cls = type(_esnli_builder(recipe))
+    keyer, other = cls(recipe), cls(recipe)
+    reads: Counter = Counter()
+    read_part = cls.read_part
+
+    def counted(self, key, s):
+        reads[id(self)] += s.n
+        return read_part(self, key, s)
+
+    monkeypatch.setattr(cls, "read_part", counted)
+    parts = reader.index_esnli_preprocessed(source)
+    sharded = tiers_builder._ShardedTiers(parts)
+    got, want = [], []
+    for task in sharded.tasks:
+        refs = sharded.add(keyer.selection_keys(task))
+        for batch in (refs[:2], refs[2:]):  # the second run starts inside its task
+            packed = keyer.pack_units(batch)
+            want += other.unpack_units(packed)
+            got += keyer.unpack_units(packed)
+    assert reads[id(keyer)] == sum(p.n for p in parts)  # every row once
+    assert reads[id(other)] > 0 and got == want
+    queries, _ = tiers_select.stream(recipe, reader.parse_esnli_preprocessed(source), limit=None)
+    assert [(q.example, q.query_id, q.split) for q in got] == [(q.example, q.query_id, q.split) for q in queries]
+    # a task whose last row without a skip reason was dropped (a repeat) goes once a later task's rows are taken
+    assert len(keyer.__dict__["_kept_reads"]) <= 1
+
+
+def test_a_build_in_one_process_reads_each_row_once(source, monkeypatch):
+    """The engine's sharded selection run in this process (one worker): tasks and batches alternate,
+    so every batch finds its rows kept from its keys, and the units are the stream's."""
+    monkeypatch.setattr(tiers_builder, "SLICE_ROWS", 7)
+    monkeypatch.setattr(pipeline, "BATCH_QUERIES", 16)
+    recipe = load_recipe("esnli")
+    cls = type(_esnli_builder(recipe))
+    rows = []
+    read_part = cls.read_part
+    monkeypatch.setattr(cls, "read_part", lambda self, key, s: rows.append(s.n) or read_part(self, key, s))
+    parts = reader.index_esnli_preprocessed(source)
+    selected = pipeline._Selected(tiers_builder._ShardedTiers(parts), Counter(), None, ahead=4)
+    timer = pipeline.PhaseTimer()
+    built = []
+    for result, _ in run_batches(cls.name, recipe.model_dump_json(), selected.batches(), 1, home=selected.home):
+        if isinstance(result, SelectionKeys):
+            selected.add(result, timer)
+        else:
+            for rows_of_split, _ in result.values():
+                built += rows_of_split.column("query_id").to_pylist()
+    assert sum(rows) == sum(p.n for p in parts)
+    queries, _ = tiers_select.stream(recipe, reader.parse_esnli_preprocessed(source), limit=None)
+    assert list(dict.fromkeys(built)) == [q.query_id for q in queries]
+
+
+class _Counted(ShardedSelection):
+    """Tasks that keep a given number of units each (their keys are the task's number)."""
+
+    unique_ids = True
+
+    def __init__(self, kept: list[int]) -> None:
+        self.kept, self.tasks, self.skipped = kept, list(range(len(kept))), Counter()
+
+    def add(self, keys):
+        return [tiers_builder.RowRef(_FakePart("train"), i, f"t{keys.keys}-{i}") for i in range(self.kept[keys.keys])]
+
+
+def _drive(selected: pipeline._Selected, lag: int) -> list:
+    """What ``batches()`` gives, each task's keys added ``lag`` items later (at once where 0)."""
+    given, pending = [], []
+    for item in selected.batches():
+        if item is NOT_YET:
+            assert pending, "waited with no keys to come"
+            selected.add(SelectionKeys(pending.pop(0)), pipeline.PhaseTimer())
+            continue
+        units, splits = item
+        given.append(f"T{units}" if splits is None else [u.query_id for u in units])
+        if splits is None:
+            pending.append(units)
+        while pending and (len(pending) > lag):
+            selected.add(SelectionKeys(pending.pop(0)), pipeline.PhaseTimer())
+    return given
+
+
+def test_tasks_and_batches_alternate_and_a_batch_goes_home(monkeypatch):
+    """At most ``ahead`` tasks not yet all in batches; a task where nothing else can go (a batch
+    waits for rows); a batch's home is the task that gave it most units (the first of equals)."""
+    monkeypatch.setattr(pipeline, "BATCH_QUERIES", 8)
+    selected = pipeline._Selected(_Counted([8, 8, 3, 3, 10, 0, 8]), Counter(), None, ahead=2)
+    given = _drive(selected, lag=0)
+    assert [g if isinstance(g, str) else "B" for g in given] == [
+        "T0", "T1", "B", "T2", "B", "T3", "T4", "B", "T5", "T6", "B", "B"]
+    assert given[7] == [f"t2-{i}" for i in range(3)] + [f"t3-{i}" for i in range(3)] + ["t4-0", "t4-1"]
+    homes = {n: selected.home(n) for n, g in enumerate(given)}
+    assert homes == {0: None, 1: None, 2: 0, 3: None, 4: 1, 5: None, 6: None, 7: 3, 8: None, 9: None, 10: 6, 11: 9}
+    for lag in (1, 2, 3):  # keys that come back later: the same batches, never a wait for nothing
+        again = _drive(pipeline._Selected(_Counted([8, 8, 3, 3, 10, 0, 8]), Counter(), None, ahead=2), lag)
+        assert [g for g in again if not isinstance(g, str)] == [g for g in given if not isinstance(g, str)]
+
+
+def test_an_idle_worker_takes_its_own_batch_then_a_task_then_any():
+    ready = [(5, b"", 2), (6, b"", None), (7, b"", 3), (8, b"", 9)]
+    ran_on = {2: 1, 3: 0}  # seq 9 has not run yet: a batch that prefers it prefers nobody yet
+    assert _pick(ready, 0, 9, ran_on) == 2
+    assert _pick(ready, 1, 9, ran_on) == 0
+    assert _pick(ready, 0, 7, ran_on) == 1  # its own is beyond the limit: the task
+    assert _pick(ready[:1], 0, 9, ran_on) is None  # only another's batch: not unless anyone may take it
+    assert _pick(ready[:1], 0, 9, ran_on, anyone=True) == 0
+    assert _pick(ready[:1], 0, 5, ran_on, anyone=True) is None  # nothing before the limit
+    assert _pick(ready[3:], 1, 9, ran_on) == 0

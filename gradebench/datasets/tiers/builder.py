@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping, Sequence
+import itertools
 from functools import partial
 from itertools import repeat
 from operator import itemgetter
@@ -93,8 +94,21 @@ class TieredNLIBuilder(Builder):
         raise NotImplementedError(f"{type(self).__name__} does not read its source in slices")
 
     def selection_keys(self, task: Any) -> SelectionKeys:
+        """The task's rows read and keyed. The rows are kept until a batch here has taken the last one
+        without a skip reason or one of a later task (batches take the kept rows in order), or
+        :data:`KEPT_READS` later tasks have been keyed, so a batch of them that comes to this worker
+        takes them from here rather than reading them again (:meth:`unpack_units`; the engine sends
+        a batch where its rows were keyed when it can)."""
         key, s = task
-        return SelectionKeys(row_keys(self.recipe, self.read_part(key, s)))
+        examples = self.read_part(key, s)
+        keys = row_keys(self.recipe, examples)
+        last = next((i for i in range(len(examples) - 1, -1, -1) if keys.reasons[i] is None), None)
+        kept = self.__dict__.setdefault("_kept_reads", {})
+        if last is not None:
+            kept[(key, s)] = (examples, last)
+            while len(kept) > KEPT_READS:  # the oldest go first: their batches are built by now
+                del kept[next(iter(kept))]
+        return SelectionKeys(keys)
 
     def regroup(
         self, records: Mapping[str, Sequence[NLIExample]], split_of: Callable[[str], str]
@@ -148,8 +162,22 @@ class TieredNLIBuilder(Builder):
         if isinstance(packed, list):
             return packed
         if isinstance(packed, _Slices):
-            return [Query(ex, qid, ex.split, {}) for key, s, rows, qids in packed.groups
-                    for ex, qid in zip(map(self.read_part(key, s).__getitem__, rows), qids)]
+            kept = self.__dict__.get("_kept_reads", {})
+            out = []
+            for key, s, rows, qids, task, offset in packed.groups:
+                found = kept.get((key, task))  # keyed here: the same rows, read once
+                if found is None:
+                    examples = self.read_part(key, s)
+                else:
+                    examples, last = found
+                    if offset:
+                        rows = [offset + r for r in rows]
+                    for earlier in list(itertools.takewhile((key, task).__ne__, kept)):
+                        del kept[earlier]  # tasks before this one (keyed in order): no later batch has their rows
+                    if rows[-1] >= last:  # nor this one's, once its last row without a skip reason is taken
+                        del kept[(key, task)]
+                out += [Query(ex, qid, ex.split, {}) for ex, qid in zip(map(examples.__getitem__, rows), qids)]
+            return out
         kind, fields, query_ids, splits, borrowed = packed
         return [Query(kind(*values), *rest) for values, rest in
                 zip(zip(*fields), zip(query_ids, splits, borrowed))]
@@ -256,6 +284,16 @@ class SourcePart:
 #: rows a selection task of a sharded selection keys (fixed: the decisions do not depend on it)
 SLICE_ROWS = 8192
 
+#: the selection tasks whose rows a worker keeps for the batches that follow (about 7 MB each for
+#: e-SNLI); the engine hands out batches a few tasks behind the keys (``_Selected``)
+KEPT_READS = 8
+
+
+def _task_slice(part: SourcePart, row: int) -> tuple[int, Any]:
+    """The first row and the slice of the selection task of ``part`` that holds ``row``."""
+    a = row - row % SLICE_ROWS
+    return a, part.slice(a, min(part.n, a + SLICE_ROWS))
+
 
 class RowRef(SourceRef, tuple):
     """A selected row still in its source file: its part, row, query id and split (a tuple, so that
@@ -280,31 +318,35 @@ class RowRef(SourceRef, tuple):
 
 
 class _Slices:
-    """A batch of :class:`RowRef` as a worker reads it: ``(part key, slice, rows in the slice, query ids)``
-    per run of rows of one part."""
+    """A batch of :class:`RowRef` as a worker reads it, per run of rows of one selection task:
+    ``(part key, slice, rows in the slice, query ids, the task's slice, the slice's first row
+    in the task's)``. A worker that keyed the task takes the rows it kept then; another reads the
+    slice (only the run's rows, from its first to its last)."""
 
     __slots__ = ("groups",)
 
-    def __init__(self, groups: list[tuple[Any, Any, list[int], list[str]]]) -> None:
+    def __init__(self, groups: list[tuple[Any, Any, list[int], list[str], Any, int]]) -> None:
         self.groups = groups
 
 
 def _slices_of(refs: Sequence[RowRef]) -> _Slices:
     """The rows of ``refs`` (in order) as slices of their parts, from each run's first row to its last;
-    a run ends where the part changes or more than :data:`SLICE_ROWS` rows were dropped before the
-    next (so a batch whose rows are far apart reads them, not everything between). The runs are
-    found in NumPy over the batch (the refs are tuples: one transpose in C)."""
+    a run ends where the part or the selection task changes (:data:`SLICE_ROWS` rows each: a run's
+    rows are then one task's, so a batch whose rows are far apart reads them, not everything
+    between). The runs are found in NumPy over the batch (the refs are tuples: one transpose in C)."""
     if not refs:
         return _Slices([])
     parts, rows, ids, _ = zip(*refs)
     row = np.asarray(rows, dtype=np.int64)
     part_id = np.fromiter(map(id, parts), dtype=np.uint64, count=len(parts))
-    ends = np.flatnonzero((part_id[1:] != part_id[:-1]) | (np.diff(row) > SLICE_ROWS)) + 1
+    task = row // SLICE_ROWS
+    ends = np.flatnonzero((part_id[1:] != part_id[:-1]) | (task[1:] != task[:-1])) + 1
     bounds = [0, *ends.tolist(), len(refs)]
     groups = []
     for i, j in zip(bounds, bounds[1:]):
         part, a, b = parts[i], rows[i], rows[j - 1] + 1
-        groups.append((part.key, part.slice(a, b), (row[i:j] - a).tolist(), list(ids[i:j])))
+        first, task_slice = _task_slice(part, a)
+        groups.append((part.key, part.slice(a, b), (row[i:j] - a).tolist(), list(ids[i:j]), task_slice, a - first))
     return _Slices(groups)
 
 
@@ -320,8 +362,7 @@ class _ShardedTiers(ShardedSelection):
         self.tasks = []
         for part in sorted(parts, key=lambda p: p.split):  # the stream's split order
             for a in range(0, part.n, SLICE_ROWS):
-                b = min(part.n, a + SLICE_ROWS)
-                self.tasks.append((part.key, part.slice(a, b)))
+                self.tasks.append((part.key, _task_slice(part, a)[1]))
                 self._of.append((part, a))
         self._next = 0
 
