@@ -350,11 +350,14 @@ def _pooled(ctx: Any, fork: bool, builder_name: str, recipe_json: str, batches: 
     caps the pickled batches waiting: a stream of batches (selected as they are asked for)
     frees nothing when it is drained early, so there it only adds the pickled copies.
 
-    ``home``: see :func:`run_batches`. An idle worker takes the first batch it may take (within
-    ``2 * workers`` of the result awaited) that prefers it, else the first that prefers no worker
-    or one not known yet, else the first: a worker never waits for another's batch.
+    ``home``: see :func:`run_batches`. An idle worker takes the first batch it may take that
+    prefers it, else the first that prefers no worker or one not known yet, else the first: a
+    worker never waits for another's batch. The batches given with a ``home`` are a sharded
+    selection's, its small tasks and its batches in turn, so there a batch may be ``4 * workers``
+    ahead: as many of its batches as before fit.
     """
     packer = _make_builder(builder_name, recipe_json)  # packs each batch's units for the pipe
+    window = (2 if home is None else 4) * workers  # how far ahead of the awaited result a batch may go
     procs: list[Any] = []
     conns: list[Connection] = []
     busy: dict[int, int] = {}  # worker index -> seq of the batch it holds
@@ -383,7 +386,7 @@ def _pooled(ctx: Any, fork: bool, builder_name: str, recipe_json: str, batches: 
 
     def choice(i: int) -> int | None:
         """Where in ``ready`` the batch for worker ``i`` is (None: none may be handed out yet)."""
-        limit = wanted + 2 * workers
+        limit = wanted + window
         k = _pick(ready, i, limit, ran_on)
         while k is None and home is not None and taken < limit and pack_one():  # perhaps the next one
             k = _pick(ready, i, limit, ran_on)
