@@ -10,9 +10,8 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping, Sequence
-import itertools
 from functools import partial
-from itertools import repeat
+from itertools import repeat, takewhile
 from operator import itemgetter
 from typing import Any, ClassVar
 
@@ -172,7 +171,7 @@ class TieredNLIBuilder(Builder):
                     examples, last = found
                     if offset:
                         rows = [offset + r for r in rows]
-                    for earlier in list(itertools.takewhile((key, task).__ne__, kept)):
+                    for earlier in list(takewhile((key, task).__ne__, kept)):
                         del kept[earlier]  # tasks before this one (keyed in order): no later batch has their rows
                     if rows[-1] >= last:  # nor this one's, once its last row without a skip reason is taken
                         del kept[(key, task)]
