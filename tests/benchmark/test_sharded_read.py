@@ -1,6 +1,7 @@
 """The source read and keyed in the workers (issue 29, item 2): the building process only indexes the
-e-SNLI line files; workers read slices of them, key the rows, and read the kept rows again to build.
-The same lines, examples, decisions, errors, files and fingerprint as reading here."""
+e-SNLI line files; workers read slices of them and key the rows, then build from the rows they keyed
+(a worker given a batch of rows it did not key reads them). The same lines, examples, decisions,
+errors, files and fingerprint as reading here."""
 
 from __future__ import annotations
 
