@@ -290,10 +290,6 @@ def test_a_fresh_slice_with_a_repeat_inside_leaves_the_sets_as_they_were(repeat)
     assert len(got) == 5
 
 
-def _esnli_builder(recipe):
-    return get_builder(recipe.source.family)(recipe)
-
-
 def _files(folder: Path) -> dict[str, bytes]:
     return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
 
@@ -337,8 +333,6 @@ def test_the_csv_release_and_borrowing_recipes_are_read_here(source, tmp_path):
     recipe = load_recipe("esnli")
     b = tiers_builder.TieredNLIBuilder.__subclasses__()
     assert b  # the e-SNLI builder among them
-    from gradebench.datasets import get_builder
-
     esnli = get_builder("esnli")
     files = esnli(recipe).locate(source)
     assert esnli(recipe).select_sharded(files, limit=None) is not None
@@ -356,7 +350,7 @@ def test_a_worker_takes_the_rows_it_keyed_and_reads_the_others(source, monkeypat
     start inside their task too; what is kept is let go once no later batch can need it."""
     monkeypatch.setattr(tiers_builder, "SLICE_ROWS", 7)
     recipe = load_recipe("esnli")
-    cls = type(_esnli_builder(recipe))
+    cls = get_builder(recipe.source.family)
     keyer, other = cls(recipe), cls(recipe)
     reads: Counter = Counter()
     read_part = cls.read_part
@@ -389,7 +383,7 @@ def test_a_build_in_one_process_reads_each_row_once(source, monkeypatch):
     monkeypatch.setattr(tiers_builder, "SLICE_ROWS", 7)
     monkeypatch.setattr(pipeline, "BATCH_QUERIES", 16)
     recipe = load_recipe("esnli")
-    cls = type(_esnli_builder(recipe))
+    cls = get_builder(recipe.source.family)
     rows = []
     read_part = cls.read_part
     monkeypatch.setattr(cls, "read_part", lambda self, key, s: rows.append(s.n) or read_part(self, key, s))
