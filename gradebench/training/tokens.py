@@ -97,6 +97,24 @@ class EncodedPairs:
         return self._devices[key]
 
 
+def host_to_device(a: Any, device: Any, dtype: Any = np.int64) -> Any:
+    """A copy of the host array ``a`` (as ``dtype``) as a tensor on ``device``, without waiting for the device.
+
+    On CUDA the copy goes from pinned memory with ``non_blocking=True``: the host goes on while
+    the device still runs the work queued before it. A plain ``tensor.to("cuda")`` from pageable
+    memory waits for the stream to finish everything queued first, so host work after it (say,
+    indexing pairs while the forwards run) would no longer overlap the device. Pinned blocks are
+    reused only once their copy has completed (torch's caching host allocator records an event).
+    """
+    import torch
+
+    t = torch.from_numpy(np.array(a, dtype=dtype))  # a copy: cached arrays are read-only
+    device = torch.device(device)
+    if device.type == "cuda":
+        return t.pin_memory().to(device, non_blocking=True)
+    return t if device.type == "cpu" else t.to(device)
+
+
 class DeviceTokens:
     """The flat arrays of an :class:`EncodedPairs` on one device; batches are gathered and padded there.
 
@@ -125,10 +143,7 @@ class DeviceTokens:
         import torch
 
         with torch.inference_mode(False):  # plain tensors: a training step may use them too
-            t = torch.from_numpy(np.array(a, dtype=np.int64))  # a copy: the cached arrays are read-only
-            if self._cuda:
-                return t.pin_memory().to(self.device, non_blocking=True)
-            return t
+            return host_to_device(a, self.device)
 
     def index(self, rows: np.ndarray) -> Any:
         """``rows`` as an index tensor on the device (copy it once, slice it for each batch)."""
@@ -266,13 +281,15 @@ def _encode_pairs(tokenizer: Any, queries: Sequence[str], candidates: Sequence[s
 
 
 def encode_single(tokenizer: Any, texts: Sequence[str], *, max_length: int, cache: bool = True,
-                  tokenizer_key: str | None = None) -> EncodedPairs:
+                  tokenizer_key: str | None = None, texts_key: str | None = None) -> EncodedPairs:
     """Single texts as ``SentenceTransformer.preprocess`` encodes them: special tokens added, truncated
     to ``max_length`` by the tokenizer (the closing special token kept), no padding; cached like
-    :func:`encode_pairs` (``tokenizer_key`` as there)."""
+    :func:`encode_pairs` (``tokenizer_key`` as there; ``texts_key``: ``texts_digest(texts)`` when
+    the caller computed it already, None computes it here)."""
     want_types = "token_type_ids" in getattr(tokenizer, "model_input_names", ("token_type_ids",))
     digest = _digest(tokenizer, tokenizer_key) if cache and len(texts) else None
-    key = None if digest is None else ("single", digest, int(max_length), want_types, texts_digest(texts))
+    key = None if digest is None else ("single", digest, int(max_length), want_types,
+                                       texts_key if texts_key is not None else texts_digest(texts))
 
     def make() -> EncodedPairs:
         pad_id = int(tokenizer.pad_token_id)

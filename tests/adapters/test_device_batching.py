@@ -147,6 +147,52 @@ def test_device_batches_are_the_numpy_batches():
                           enc.batch(np.array([1, 2]))["input_ids"])
 
 
+def test_host_arrays_go_to_cuda_pinned_and_without_waiting(monkeypatch):
+    """A plain ``.to("cuda")`` from pageable memory waits for every forward queued before it; the
+    helper pins the copy and passes ``non_blocking`` (the CUDA calls are recorded, not made)."""
+    from gradebench.training.tokens import host_to_device
+
+    calls = []
+
+    def pin(self):
+        calls.append("pin")
+        return self
+
+    def to(self, *args, **kwargs):
+        calls.append((str(args[0]), kwargs.get("non_blocking", False)))
+        return self
+
+    src = np.arange(5, dtype=np.int32)
+    src.flags.writeable = False  # as the cached arrays are
+    on_cpu = host_to_device(src, "cpu")
+    assert on_cpu.dtype == torch.int64 and on_cpu.tolist() == list(range(5))
+    on_cpu[0] = 9  # a copy: the source is untouched
+    assert src[0] == 0
+    monkeypatch.setattr(torch.Tensor, "pin_memory", pin)
+    monkeypatch.setattr(torch.Tensor, "to", to)
+    host_to_device(src, "cuda:1")
+    assert calls == ["pin", ("cuda:1", True)]
+    calls.clear()
+    host_to_device(src, "cpu")
+    assert calls == []
+
+
+def test_the_bi_encoder_copies_its_indices_without_waiting(tiny_bert, test_lists, monkeypatch):
+    """Every host array the bi-encoder's pass sends to the device (the batch order, the pairs'
+    indices) goes through ``host_to_device``: on CUDA the indexing after the forwards overlaps
+    them, and the copy of the scores is the pass's one wait."""
+    import gradebench.scorers.adapters.bi_encoder as bi_mod
+    from gradebench.training.tokens import host_to_device
+
+    sent = []
+    monkeypatch.setattr(bi_mod, "host_to_device", lambda a, device: sent.append(len(a)) or host_to_device(a, device))
+    scorer = make_model_scorer(tiny_bert, "bi-encoder", {"batch_size": 4})
+    q, c = test_lists.pairs()
+    scorer.score(test_lists)
+    n_texts = len(set(q) | set(c))
+    assert sorted(sent) == sorted([n_texts, len(q), len(c)])
+
+
 @pytest.mark.parametrize("max_tokens", [1, 7, 16, 40, 10_000])
 def test_a_token_budget_cuts_batches_that_fit_and_cover_everything(max_tokens):
     rng = np.random.default_rng(3)

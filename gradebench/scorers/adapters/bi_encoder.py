@@ -14,13 +14,14 @@ does; a folder with a classification or language-modelling head is refused.
 
 from __future__ import annotations
 
+import itertools
 from typing import Any
 
 import numpy as np
 
 from gradebench.scorers import register_scorer
 from gradebench.ticks import tick
-from gradebench.training.tokens import encode_single
+from gradebench.training.tokens import encode_single, host_to_device, texts_digest
 from gradebench.scorers.adapters.base import ModelConfig, ModelScorer, load_error
 from gradebench.scorers.adapters.runner import distributed, plan_batches, run_plan
 
@@ -79,9 +80,10 @@ class BiEncoderScorer(ModelScorer):
         model = self.model
         max_tokens = self.max_batch_tokens(batch_size)
         tokens = None
+        digest = texts_digest(texts)  # the encoding's cache key and the seeded order's memo: computed once
         if _plain_text_module(model):
             encoded = encode_single(model.tokenizer, texts, max_length=self.options()["max_length"],
-                                    tokenizer_key=self.tokenizer_key(model.tokenizer))
+                                    tokenizer_key=self.tokenizer_key(model.tokenizer), texts_key=digest)
             tokens = encoded.on_device(model.device)
         if max_tokens is not None and tokens is not None:
             lengths = encoded.lengths  # a token budget needs token lengths
@@ -89,7 +91,7 @@ class BiEncoderScorer(ModelScorer):
             max_tokens = None
             lengths = np.fromiter(map(len, texts), dtype=np.int64, count=len(texts))
         batches = plan_batches(texts, lengths, seed=self.seed, batch_size=batch_size, bucket=self.config.bucket,
-                               max_tokens=max_tokens)
+                               max_tokens=max_tokens, keys_digest=digest)
 
         def forward(rows: np.ndarray) -> Any:
             with torch.inference_mode():
@@ -108,19 +110,17 @@ class BiEncoderScorer(ModelScorer):
         c = [cp + t for t in candidates] if cp else candidates
         # the distinct texts in order of first use: the plan orders them by seeded hash and length,
         # so their order here changes no batch and no score (and costs no sort)
-        where = dict.fromkeys(q)
-        where.update(dict.fromkeys(c))
-        texts = list(where)
+        texts = list(dict.fromkeys(itertools.chain(q, c)))
         if distributed()[1] > 1:  # shards gather host arrays (runner's module docstring), then as one process
             import torch
 
             emb = torch.from_numpy(self.embed(texts, batch_size=batch_size)).to(self.model.device)
-        else:  # the forwards are queued on the device; the pairs' indices are made meanwhile
+        else:  # the forwards are queued on the device; the pairs' indices are made meanwhile (no copy
+            # before them waits for the device: _embeddings_on_device and _cosines copy without waiting)
             emb = _embeddings_on_device(*self._plan(texts, batch_size=batch_size), len(texts))
-        for i, t in enumerate(texts):
-            where[t] = i
-        qi = np.fromiter((where[t] for t in q), dtype=np.int64, count=len(q))
-        ci = np.fromiter((where[t] for t in c), dtype=np.int64, count=len(c))
+        where = dict(zip(texts, range(len(texts))))
+        qi = np.fromiter(map(where.__getitem__, q), dtype=np.int64, count=len(q))
+        ci = np.fromiter(map(where.__getitem__, c), dtype=np.int64, count=len(c))
         return _cosines(emb, qi, ci)
 
 
@@ -135,7 +135,7 @@ def _embeddings_on_device(batches: list[np.ndarray], forward: Any, n: int) -> An
         parts.append(forward(rows))
         done += len(rows)
         tick(done, n)
-    order = torch.from_numpy(np.concatenate(batches)).to(parts[0].device)
+    order = host_to_device(np.concatenate(batches), parts[0].device)  # on CUDA: waits for no forward
     emb = torch.empty((n, parts[0].shape[1]), dtype=parts[0].dtype, device=parts[0].device)
     emb[order] = torch.cat(parts)
     return emb
@@ -143,7 +143,9 @@ def _embeddings_on_device(batches: list[np.ndarray], forward: Any, n: int) -> An
 
 def _cosines(emb: Any, qi: np.ndarray, ci: np.ndarray) -> np.ndarray:
     """The cosines (float64) of pairs ``(qi, ci)`` of embeddings ``emb``, computed where they are:
-    only the scores cross to the host, in one copy, instead of every embedding."""
+    only the scores cross to the host, in one copy, instead of every embedding. The indices go to
+    the device without waiting (:func:`host_to_device`): the copy of the scores is the pass's one
+    wait for the device."""
     import torch
 
     if not len(qi):
@@ -151,8 +153,8 @@ def _cosines(emb: Any, qi: np.ndarray, ci: np.ndarray) -> np.ndarray:
     emb = emb.double()
     norms = torch.linalg.vector_norm(emb, dim=1)
     emb = emb / torch.where(norms > 0, norms, torch.ones_like(norms))[:, None]
-    a = emb[torch.from_numpy(qi).to(emb.device)]
-    b = emb[torch.from_numpy(ci).to(emb.device)]
+    a = emb[host_to_device(qi, emb.device)]
+    b = emb[host_to_device(ci, emb.device)]
     return (a * b).sum(dim=1).cpu().numpy()
 
 

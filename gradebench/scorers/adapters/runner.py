@@ -50,15 +50,16 @@ _ORDERS: dict[tuple[int, str], np.ndarray] = {}
 _ORDERS_KEPT = 8
 
 
-def seeded_order(keys: Sequence[str], *, seed: int) -> np.ndarray:
+def seeded_order(keys: Sequence[str], *, seed: int, keys_digest: str | None = None) -> np.ndarray:
     """Indices of ``keys`` sorted by ``sha256(seed, key)`` (ties, i.e. equal keys, by position).
 
     Remembered by content (the seed and a digest of the keys, which costs a fifth of the
     per-key hashing), so a repeated pass over the same keys does not hash them again.
+    ``keys_digest``: ``texts_digest(keys)`` when the caller computed it already.
     """
     from gradebench.training.tokens import texts_digest
 
-    memo = (int(seed), texts_digest(keys))
+    memo = (int(seed), keys_digest if keys_digest is not None else texts_digest(keys))
     if memo in _ORDERS:
         return _ORDERS[memo].copy()
     prefix = f"gradebench.batch-order\x1f{int(seed)}\x1f".encode()
@@ -72,11 +73,12 @@ def seeded_order(keys: Sequence[str], *, seed: int) -> np.ndarray:
 
 
 def plan_batches(keys: Sequence[str], lengths: np.ndarray, *, seed: int, batch_size: int,
-                 bucket: bool, max_tokens: int | None = None) -> list[np.ndarray]:
+                 bucket: bool, max_tokens: int | None = None, keys_digest: str | None = None) -> list[np.ndarray]:
     """The batches (item indices) of the plan described in the module docstring; with
     ``max_tokens``, each batch holds as many items as fit ``items x longest <= max_tokens``
-    instead of ``batch_size`` (:func:`gradebench.training.tokens.cut_batches`)."""
-    order = seeded_order(keys, seed=seed)
+    instead of ``batch_size`` (:func:`gradebench.training.tokens.cut_batches`); ``keys_digest``
+    as in :func:`seeded_order`."""
+    order = seeded_order(keys, seed=seed, keys_digest=keys_digest)
     if bucket and len(order):
         order = order[np.argsort(-np.asarray(lengths)[order], kind="stable")]
     return cut_batches(order, np.asarray(lengths), batch_size=batch_size, max_tokens=max_tokens)
