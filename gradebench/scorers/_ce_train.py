@@ -84,6 +84,22 @@ def trainer_class() -> type:
     from gradebench.training.listeval import ListEvalMixin
 
     class GradebenchCrossEncoderTrainer(ListEvalMixin, CrossEncoderTrainer):
+        def _prepare_inputs(self, inputs: dict[str, Any]) -> dict[str, Any]:
+            """The batch on the device, but for its grades, which stay on the host.
+
+            sentence-transformers' collator makes one tensor of grades per query, and the trainer
+            would copy each to the device at the start of the step; on CUDA each of those copies
+            waits for the device (``batch_queries`` waits a step). ``GradebenchLoss`` copies the
+            host grades in one copy that waits for nothing; the values are the same.
+            """
+            labels = inputs.get("label") if isinstance(inputs, dict) else None
+            if labels is not None:
+                inputs = {k: v for k, v in inputs.items() if k != "label"}
+            inputs = super()._prepare_inputs(inputs)
+            if labels is not None:
+                inputs["label"] = labels
+            return inputs
+
         def _save(self, output_dir: str | None = None, state_dict: Any = None) -> None:
             import os
 

@@ -39,11 +39,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
 import torch
 from torch import Tensor, nn
 
 from gradebench.errors import InvalidArgumentError
 from gradebench.losses import get_loss
+from gradebench.training.tokens import host_to_device
 
 #: tokenizer outputs that are [pairs, tokens] and may be trimmed to a chunk's longest pair
 _TOKEN_KEYS = ("input_ids", "attention_mask", "token_type_ids")
@@ -128,13 +130,18 @@ class GradebenchLoss(nn.Module):
         logits = self.activation_fn(self._logits(pairs, prompt=prompt, task=task).float())
 
         batch, width = len(sizes), max(sizes) if sizes else 0
-        sizes_t = torch.tensor(sizes, device=device)
+        # sizes and grades cross without waiting for the forward just queued (host_to_device)
+        sizes_t = host_to_device(sizes, device)
         mask = torch.arange(width, device=device)[None, :] < sizes_t[:, None]
         scores = torch.zeros((batch, width), dtype=logits.dtype, device=device)
         scores = scores.masked_scatter(mask, logits)
         grades = torch.zeros((batch, width), dtype=torch.float32, device=device)
         if pairs:
-            flat_labels = torch.cat([torch.as_tensor(lab).reshape(-1) for lab in labels]).to(device, torch.float32)
+            if all(not isinstance(lab, Tensor) or lab.device.type == "cpu" for lab in labels):  # on the host
+                flat_labels = host_to_device(np.concatenate([np.asarray(lab, dtype=np.float32).reshape(-1)
+                                                             for lab in labels]), device, np.float32)
+            else:
+                flat_labels = torch.cat([torch.as_tensor(lab).reshape(-1) for lab in labels]).to(device, torch.float32)
             grades = grades.masked_scatter(mask, flat_labels)
         validate = device.type == "cpu" or not self._checked
         self._checked = True
@@ -150,8 +157,6 @@ class GradebenchLoss(nn.Module):
 
     def _chunks(self, lengths: Any, size: int) -> list[Any]:
         """Row indices of each forward pass: longest first (stable), cut by pairs or by tokens."""
-        import numpy as np
-
         from gradebench.training.tokens import cut_batches
 
         lengths = np.asarray(lengths)
@@ -163,7 +168,6 @@ class GradebenchLoss(nn.Module):
 
     def _logits(self, pairs: Sequence[tuple[str, str]], *, prompt: str | None, task: str | None) -> Tensor:
         """``[n_pairs]`` model outputs, in the order of ``pairs``."""
-        import numpy as np
         from sentence_transformers.util import batch_to_device
 
         n = len(pairs)
@@ -198,8 +202,6 @@ class GradebenchLoss(nn.Module):
 
     def _encoded_logits(self, rows: Any) -> Tensor:
         """``[len(rows)]`` model outputs of pre-tokenized pairs (rows of the encoding), in that order."""
-        import numpy as np
-
         tokens = self._encoded.on_device(self.model.device)
         n = len(rows)
         chunks = self._chunks(self._encoded.lengths[rows], n if self.mini_batch_size is None else self.mini_batch_size)
@@ -212,14 +214,12 @@ class GradebenchLoss(nn.Module):
 
     def _forward_chunks(self, chunks: list[Any], features: list[dict[str, Any]]) -> Tensor:
         """The model's outputs on each chunk's features, put back in the rows' order."""
-        import numpy as np
-
         flat = torch.cat([self.model(f)["scores"].reshape(-1) for f in features])
         order = np.concatenate(chunks)
         if np.array_equal(order, np.arange(len(order))):
             return flat
         out = torch.empty(len(order), dtype=flat.dtype, device=flat.device)
-        return out.index_copy(0, torch.from_numpy(order).to(flat.device, non_blocking=True), flat)
+        return out.index_copy(0, host_to_device(order, flat.device), flat)
 
     def get_config_dict(self) -> dict[str, Any]:
         """Configuration shown in sentence-transformers model cards."""
