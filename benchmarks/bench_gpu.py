@@ -241,22 +241,30 @@ def syncs_of(fn) -> int:
 
 
 def count_syncs(args: argparse.Namespace, ce_dir: Path, q: list[str], c: list[str]) -> dict:
-    """Synchronisations of one scoring pass (cached encoding) and of a short training run."""
+    """Synchronisations of one scoring pass (cached encoding) of the ``cross-encoder`` scorer and of
+    ``hf-bi-encoder``, and of a short training run."""
     from gradebench.benchmark.lists import open_benchmark
     from gradebench.scorers import TrainOptions, make_scorer
+    from gradebench.scorers.adapters import make_model_scorer
 
     scorer = make_scorer("cross-encoder", {"model": str(ce_dir), "max_length": args.max_length, "device": args.device})
     scorer.score_pairs(q, c)
     scoring = syncs_of(lambda: scorer.score_pairs(q, c))
+    bi = make_model_scorer(args.model, "bi-encoder", {"dtype": "bfloat16", "device": args.device,
+                                                      "max_length": args.max_length})
+    keys = [str(i) for i in range(len(q))]
+    bi._score_pairs(q, c, keys, batch_size=bi.config.batch_size)
+    bi_scoring = syncs_of(lambda: bi._score_pairs(q, c, keys, batch_size=bi.config.batch_size))
     lists = open_benchmark(args.train_benchmark).lists("train").head(64)
     trainer = make_scorer("cross-encoder", {"model": str(ce_dir), "max_length": args.max_length,
                                             "device": args.device})
     trainer.model  # noqa: B018
     training = syncs_of(lambda: trainer.fit(lists, None, TrainOptions(loss="listnet", epochs=1, batch_queries=8,
                                                                        lr=5e-5)))
-    print(f"\nhost synchronisations: one scoring pass of {len(q)} pairs {scoring}; one epoch of 64 lists "
-          f"(8 steps, checkpoint included) {training}")
-    return {"scoring_pass": scoring, "scoring_pairs": len(q), "training_epoch_8_steps": training}
+    print(f"\nhost synchronisations: one scoring pass of {len(q)} pairs {scoring} (hf-bi-encoder {bi_scoring}); "
+          f"one epoch of 64 lists (8 steps, checkpoint included) {training}")
+    return {"scoring_pass": scoring, "bi_encoder_scoring_pass": bi_scoring, "scoring_pairs": len(q),
+            "training_epoch_8_steps": training}
 
 
 def bench_training(args: argparse.Namespace, ce_dir: Path) -> dict:
