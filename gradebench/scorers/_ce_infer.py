@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from gradebench.ticks import tick
-from gradebench.training.tokens import EncodedPairs, cut_batches
+from gradebench.training.tokens import EncodedPairs, cut_batches, host_to_device
 
 
 def iter_batches(encoded: EncodedPairs, *, batch_size: int, bucket: bool,
@@ -31,10 +31,9 @@ def iter_batches(encoded: EncodedPairs, *, batch_size: int, bucket: bool,
 
 
 def to_device(arrays: dict[str, np.ndarray], device: Any) -> dict[str, Any]:
-    import torch
-
-    non_blocking = str(device).startswith("cuda")
-    return {k: torch.from_numpy(v).to(device, non_blocking=non_blocking) for k, v in arrays.items()}
+    """Each host array as a tensor on ``device`` (same dtype), copied without waiting for the
+    device (:func:`~gradebench.training.tokens.host_to_device`: pinned, ``non_blocking``, on CUDA)."""
+    return {k: host_to_device(v, device, v.dtype) for k, v in arrays.items()}
 
 
 # -- inference -----------------------------------------------------------------------------------

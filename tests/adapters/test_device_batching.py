@@ -193,6 +193,25 @@ def test_the_bi_encoder_copies_its_indices_without_waiting(tiny_bert, test_lists
     assert sorted(sent) == sorted([n_texts, len(q), len(c)])
 
 
+def test_the_judge_copies_answer_ids_once_and_its_batches_back_at_once(judge_lm, test_lists, monkeypatch):
+    """Each batch's answer log-probabilities stay on the device (run_plan copies them back in one
+    copy), and the answer ids go to the device once a pass, not once a batch: before, each batch
+    copied them with a plain ``.to()`` and its log-probabilities back, two waits a batch on CUDA."""
+    import gradebench.scorers.adapters.llm_judge as judge
+    from gradebench.training.tokens import host_to_device
+
+    scorer = make_model_scorer(judge_lm, "llm-judge", {"batch_size": 2})
+    want = scorer.score(test_lists)
+    ids, kinds = [], []
+    monkeypatch.setattr(judge, "host_to_device", lambda a, device: ids.append(np.asarray(a)) or host_to_device(a, device))
+    real = judge._answer_logprobs
+    monkeypatch.setattr(judge, "_answer_logprobs", lambda *a: kinds.append(type(r := real(*a))) or r)
+    got = scorer.score(test_lists)
+    assert np.array_equal(got, want)
+    assert len(ids) == 1 and np.array_equal(ids[0], scorer.model[2])  # once a pass: the template's answer ids
+    assert len(kinds) > 1 and set(kinds) == {torch.Tensor}  # every batch (of 2 prompts) left on the device
+
+
 @pytest.mark.parametrize("max_tokens", [1, 7, 16, 40, 10_000])
 def test_a_token_budget_cuts_batches_that_fit_and_cover_everything(max_tokens):
     rng = np.random.default_rng(3)

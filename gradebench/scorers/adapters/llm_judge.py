@@ -35,6 +35,7 @@ from gradebench.scorers.adapters.base import ModelConfig, ModelScorer, load_erro
 from gradebench.scorers.adapters.judge_template import JudgeTemplate, load_template, template_options
 from gradebench.scorers.adapters.model_files import chat_template_of
 from gradebench.scorers.adapters.runner import distributed, encode_texts, left_padded, plan_batches, run_plan
+from gradebench.training.tokens import host_to_device
 
 VLLM_HINT = "pip install 'gradebench[vllm]' on a machine with a CUDA GPU, or use backend=transformers"
 
@@ -163,13 +164,16 @@ class LLMJudgeScorer(ModelScorer):
         if isinstance(model, _VLLMEngine):
             fn = lambda rows: model.answer_logprobs(encoded, rows, answer_ids)  # noqa: E731
         else:
-            fn = lambda rows: _answer_logprobs(model, encoded, rows, answer_ids)  # noqa: E731
+            ids = host_to_device(answer_ids, model.device)  # once a pass, without waiting for the device
+            fn = lambda rows: _answer_logprobs(model, encoded, rows, ids)  # noqa: E731
         lp = run_plan(batches, fn, len(keys), device_type=self.device_type)
         return self.values(lp)
 
 
-def _answer_logprobs(model: Any, encoded: Any, rows: np.ndarray, answer_ids: np.ndarray) -> np.ndarray:
-    """``[len(rows), n_answers]`` next-token log-probabilities of the answers (transformers backend)."""
+def _answer_logprobs(model: Any, encoded: Any, rows: np.ndarray, answer_ids: Any) -> Any:
+    """``[len(rows), n_answers]`` next-token log-probabilities of the answers (transformers backend;
+    ``answer_ids`` on the model's device), left on the device: :func:`run_plan` copies every batch's
+    back at once, so no batch waits for the one before."""
     import torch
 
     from gradebench.scorers._ce_infer import to_device
@@ -180,8 +184,7 @@ def _answer_logprobs(model: Any, encoded: Any, rows: np.ndarray, answer_ids: np.
             logits = model(**batch, use_cache=False, logits_to_keep=1).logits[:, -1, :]
         except TypeError:  # a model whose forward has no logits_to_keep
             logits = model(**batch, use_cache=False).logits[:, -1, :]
-        lp = torch.log_softmax(logits.float(), dim=-1)[:, torch.from_numpy(answer_ids).to(logits.device)]
-        return lp.cpu().numpy().astype(np.float64)
+        return torch.log_softmax(logits.float(), dim=-1)[:, answer_ids]
 
 
 def check_vllm() -> None:
