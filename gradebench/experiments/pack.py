@@ -11,7 +11,9 @@ is committed (``leaderboard/results``) is *packed* by :func:`pack_results`:
   metadata), one float64 column per metric (null = the query is excluded) and one per report figure
   (``figure:<set>.<column>``; NaN = undefined, null = not computed for that record); rows sorted by
   record id, queries in list order. The values are the loose tables' own float64 values, so every
-  figure read from them is the same, bit for bit;
+  figure read from them is the same, bit for bit. Each float column is stored as a dictionary or
+  byte-stream-split, whichever is smaller (:func:`column_encodings`; the rule, :data:`PACK_ENCODING`,
+  is in the metadata, and a pack written by an older rule is written again);
 * the figures a record lacks (an old-layout record written before they existed) are computed from its
   predictions first;
 * record JSON files are rewritten without indentation (the same JSON value), with the digests of their
@@ -28,7 +30,7 @@ Packing is idempotent and crash-consistent: it holds a lock on the folder (``.pa
 new pack to a temp file renamed onto :data:`PACK_NAME` (every record of the folder, old pack rows
 and loose tables merged; a pack row of a record whose JSON is gone is dropped), and only then deletes
 the loose tables it folded in. Killed at any point, running it again finishes the job; a folder
-already packed is left byte for byte as it is.
+already packed (by this encoding rule) is left byte for byte as it is.
 
 Run it (on ``leaderboard/results`` after adding records written by ``gradebench eval``)::
 
@@ -62,8 +64,19 @@ from gradebench.experiments.tables import (  # noqa: F401 - the layout's names, 
 )
 
 
+#: the rule :func:`write_pack` encodes columns by, kept in the pack's metadata: a pack written by an
+#: older rule is written again by the next pack run (same values, smaller file)
+PACK_ENCODING = "1"
+_META_ENCODING = "gradebench.pack.encoding"
+_WRITE_OPTIONS = {"compression": "zstd", "compression_level": 19, "write_statistics": False}
+
+
 def write_pack(folder: Path, records: dict[str, RecordValues]) -> Path:
-    """Write (temp file, rename) a folder's pack; deterministic bytes for the same values."""
+    """Write (temp file, rename) a folder's pack; deterministic bytes for the same values.
+
+    Each float column is stored byte-stream-split where that makes it smaller than a dictionary
+    (:func:`column_encodings`); the values read back are the same, bit for bit.
+    """
     import pyarrow.parquet as pq
 
     from gradebench.locks import locked_temp_beside
@@ -72,11 +85,55 @@ def write_pack(folder: Path, records: dict[str, RecordValues]) -> Path:
 
     path = pack_path(folder)
     table = pack_table(records)
+    table = table.replace_schema_metadata({**(table.schema.metadata or {}), _META_ENCODING: PACK_ENCODING})
+    split = column_encodings(table)
     with locked_temp_beside(path) as tmp:
-        pq.write_table(table, tmp, compression="zstd", compression_level=19, write_statistics=False)
+        pq.write_table(table, tmp, use_dictionary=[c for c in table.column_names if c not in split],
+                       use_byte_stream_split=split or False, **_WRITE_OPTIONS)
         stop_point("record-writing")
         publish(tmp, path)
     return path
+
+
+def column_encodings(table: Any) -> list[str]:
+    """The float columns of ``table`` stored smaller byte-stream-split than with a dictionary.
+
+    Per-query values that repeat (NDCG of 1.0, MRR of 1/k) compress best as a dictionary; values
+    that rarely repeat (sums of predicted scores, divergences) compress better with their bytes
+    split by position (exponents apart from mantissas). Each float column is written both ways,
+    alone, and the smaller wins (ties: the dictionary), so the choice follows from the values.
+    """
+    import io
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    split = []
+    for name in table.column_names:
+        if not pa.types.is_floating(table.schema.field(name).type):
+            continue
+        column = table.select([name])
+        sizes = []
+        for bss in (False, True):
+            buf = io.BytesIO()
+            pq.write_table(column, buf, use_dictionary=not bss, use_byte_stream_split=[name] if bss else False,
+                           **_WRITE_OPTIONS)
+            sizes.append(buf.tell())
+        if sizes[1] < sizes[0]:
+            split.append(name)
+    return split
+
+
+def pack_encoding(folder: Path) -> str | None:
+    """The :data:`PACK_ENCODING` rule a folder's pack was written by (None: none, or an older one)."""
+    import pyarrow.parquet as pq
+
+    try:
+        meta = pq.read_schema(pack_path(folder)).metadata or {}
+    except (OSError, ValueError):
+        return None
+    value = meta.get(_META_ENCODING.encode())
+    return None if value is None else value.decode()
 
 
 
@@ -159,7 +216,8 @@ def pack_folder(folder: str | Path, result: PackResult | None = None) -> PackRes
             out.json_rewritten += _compact_json(f)
         if values:
             computed = out.figures_computed
-            if not pack_path(folder).is_file() or set(values) != set(old) or folded or computed != start:
+            if (not pack_path(folder).is_file() or set(values) != set(old) or folded or computed != start
+                    or pack_encoding(folder) != PACK_ENCODING):
                 write_pack(folder, values)
         elif pack_path(folder).is_file():
             pack_path(folder).unlink()
