@@ -89,8 +89,9 @@ def trainer_class() -> type:
 
             sentence-transformers' collator makes one tensor of grades per query, and the trainer
             would copy each to the device at the start of the step; on CUDA each of those copies
-            waits for the device (``batch_queries`` waits a step). ``GradebenchLoss`` copies the
-            host grades in one copy that waits for nothing; the values are the same.
+            waits for the device (``batch_queries`` waits a step, the first for the step before).
+            ``GradebenchLoss`` copies the host grades in one copy that waits for nothing; the
+            values are the same.
             """
             labels = inputs.get("label") if isinstance(inputs, dict) else None
             if labels is not None:
