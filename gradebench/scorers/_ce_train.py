@@ -80,26 +80,32 @@ def check_grades(loss: Any, lists: Lists) -> None:
 def trainer_class() -> type:
     """``ListEvalMixin`` + ``CrossEncoderTrainer``, saving checkpoints without a model card."""
     from sentence_transformers.cross_encoder import CrossEncoderTrainer
+    from sentence_transformers.cross_encoder.data_collator import CrossEncoderDataCollator
 
     from gradebench.training.listeval import ListEvalMixin
 
-    class GradebenchCrossEncoderTrainer(ListEvalMixin, CrossEncoderTrainer):
-        def _prepare_inputs(self, inputs: dict[str, Any]) -> dict[str, Any]:
-            """The batch on the device, but for its grades, which stay on the host.
+    @dataclasses.dataclass
+    class HostGradesCollator(CrossEncoderDataCollator):
+        """sentence-transformers' collator, with each query's grades as a host (numpy) array.
 
-            sentence-transformers' collator makes one tensor of grades per query, and the trainer
-            would copy each to the device at the start of the step; on CUDA each of those copies
-            waits for the device (``batch_queries`` waits a step, the first for the step before).
-            ``GradebenchLoss`` copies the host grades in one copy that waits for nothing; the
-            values are the same.
-            """
-            labels = inputs.get("label") if isinstance(inputs, dict) else None
-            if labels is not None:
-                inputs = {k: v for k, v in inputs.items() if k != "label"}
-            inputs = super()._prepare_inputs(inputs)
-            if labels is not None:
-                inputs["label"] = labels
-            return inputs
+        Its own makes one tensor of grades per query, and the data loader sends every tensor of a
+        batch to the device before the step: on CUDA each of those copies waits for the device
+        (``batch_queries`` waits a step, the first for the step before to finish). Arrays pass
+        through the loader and the trainer untouched, and ``GradebenchLoss`` copies them in one
+        copy that waits for nothing. The values are the same float32 grades.
+        """
+
+        def __call__(self, features: list[dict[str, Any]]) -> dict[str, Any]:
+            import numpy as np
+
+            batch = super().__call__(features)
+            grades = batch.get("label")
+            if isinstance(grades, list):
+                batch["label"] = [np.asarray(g, dtype=np.float32) for g in grades]
+            return batch
+
+    class GradebenchCrossEncoderTrainer(ListEvalMixin, CrossEncoderTrainer):
+        data_collator_class = HostGradesCollator
 
         def _save(self, output_dir: str | None = None, state_dict: Any = None) -> None:
             import os

@@ -137,11 +137,11 @@ class GradebenchLoss(nn.Module):
         scores = scores.masked_scatter(mask, logits)
         grades = torch.zeros((batch, width), dtype=torch.float32, device=device)
         if pairs:
-            if all(not isinstance(lab, Tensor) or lab.device.type == "cpu" for lab in labels):  # on the host
-                flat_labels = host_to_device(np.concatenate([np.asarray(lab, dtype=np.float32).reshape(-1)
-                                                             for lab in labels]), device, np.float32)
+            flat_labels = torch.cat([torch.as_tensor(lab).detach().reshape(-1) for lab in labels])
+            if flat_labels.device.type == "cpu":  # the collator's host arrays: one copy, waiting for nothing
+                flat_labels = host_to_device(flat_labels.to(torch.float32).numpy(), device, np.float32)
             else:
-                flat_labels = torch.cat([torch.as_tensor(lab).reshape(-1) for lab in labels]).to(device, torch.float32)
+                flat_labels = flat_labels.to(device, torch.float32)
             grades = grades.masked_scatter(mask, flat_labels)
         validate = device.type == "cpu" or not self._checked
         self._checked = True

@@ -239,11 +239,11 @@ def test_gradebench_loss_module_equals_the_loss_on_dense_scores(tiny_bert, demo_
 
 
 def test_grades_reach_the_loss_from_the_host_in_one_copy(tiny_bert, demo_lists, monkeypatch):
-    """The trainer leaves a batch's grades on the host (on CUDA a copy per query would wait for the
-    device each time); the loss sends them in one copy that waits for nothing, and gives the loss
-    it gives grades already on the device (a list of tensors, or of arrays)."""
+    """In a real fit the grades reach the loss as host arrays: the data loader sends every tensor
+    of a batch to the device first (on CUDA, one waiting copy per query), so the collator gives
+    arrays, which the loader and the trainer pass through. The loss sends them in one copy that
+    waits for nothing, and gives the loss that grades as tensors (or on the device) give."""
     import gradebench.training.st_loss as st_loss
-    from gradebench.scorers._ce_train import trainer_class
 
     model = scorer(tiny_bert).model
     lists = ragged(demo_lists["train"].head(3))
@@ -253,25 +253,18 @@ def test_grades_reach_the_loss_from_the_host_in_one_copy(tiny_bert, demo_lists, 
     real, sent = st_loss.host_to_device, []
     monkeypatch.setattr(st_loss, "host_to_device", lambda a, *args: sent.append(np.asarray(a)) or real(a, *args))
     loss_fn = st_loss.GradebenchLoss(model, "listnet")
-    from_tensors = loss_fn([queries, docs], [torch.from_numpy(g) for g in grades]).item()
+    from_arrays = loss_fn([queries, docs], grades).item()
     assert any(np.array_equal(a, np.concatenate(grades)) for a in sent)  # the grades, in one copy
-    assert loss_fn([queries, docs], grades).item() == from_tensors
+    assert loss_fn([queries, docs], [torch.from_numpy(g) for g in grades]).item() == from_arrays
+    assert loss_fn([queries, docs], [g.tolist() for g in grades]).item() == from_arrays
 
-    trainer = object.__new__(trainer_class())  # only what _prepare_inputs reads
-    trainer.args = type("Args", (), {"device": torch.device("cpu")})()
-    trainer.is_deepspeed_enabled = False
-    moved = []
-
-    def to(self, *args, **kwargs):  # a copy that shows it was made
-        moved.append(self)
-        return self.clone()
-
-    monkeypatch.setattr(torch.Tensor, "to", to)
-    labels = [torch.from_numpy(g) for g in grades]
-    ids = torch.ones(2, 3, dtype=torch.long)
-    out = trainer._prepare_inputs({"query": queries, "docs": docs, "label": labels, "ids": ids})
-    assert out["label"] is labels and not any(t is lab for t in moved for lab in labels)
-    assert any(t is ids for t in moved) and out["query"] == queries  # the rest goes to the device as before
+    seen = []
+    forward = st_loss.GradebenchLoss.forward
+    monkeypatch.setattr(st_loss.GradebenchLoss, "forward",
+                        lambda self, inputs, labels, **kw: seen.append(labels) or forward(self, inputs, labels, **kw))
+    s = scorer(tiny_bert)
+    s.fit(demo_lists["train"].head(8), None, TrainOptions(loss="listnet", epochs=1, **FAST))
+    assert seen and all(type(g) is np.ndarray and g.dtype == np.float32 for labels in seen for g in labels)
 
 
 def test_gradebench_loss_rejects_unknown_names_and_params(tiny_bert):
