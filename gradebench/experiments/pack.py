@@ -125,7 +125,7 @@ def column_encodings(table: Any) -> list[str]:
 
 
 def pack_encoding(folder: Path) -> str | None:
-    """The :data:`PACK_ENCODING` rule a folder's pack was written by (None: none, or an older one)."""
+    """The :data:`PACK_ENCODING` rule a folder's pack was written by (None: before the rules)."""
     import pyarrow.parquet as pq
 
     try:
@@ -217,7 +217,7 @@ def pack_folder(folder: str | Path, result: PackResult | None = None) -> PackRes
         if values:
             computed = out.figures_computed
             if (not pack_path(folder).is_file() or set(values) != set(old) or folded or computed != start
-                    or pack_encoding(folder) != PACK_ENCODING):
+                    or _older_encoding(pack_encoding(folder))):
                 write_pack(folder, values)
         elif pack_path(folder).is_file():
             pack_path(folder).unlink()
@@ -229,6 +229,12 @@ def pack_folder(folder: str | Path, result: PackResult | None = None) -> PackRes
     finally:
         lock.release()
     return out
+
+
+def _older_encoding(rule: str | None) -> bool:
+    """Whether a pack written by ``rule`` is written again: one from before :data:`PACK_ENCODING`
+    (a newer gradebench's rule is left alone, so two versions never rewrite a pack back and forth)."""
+    return rule is None or not rule.isdigit() or int(rule) < int(PACK_ENCODING)
 
 
 def _digests(record: Any, values: RecordValues, path: Path) -> dict[str, str | None]:

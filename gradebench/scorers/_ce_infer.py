@@ -31,8 +31,13 @@ def iter_batches(encoded: EncodedPairs, *, batch_size: int, bucket: bool,
 
 
 def to_device(arrays: dict[str, np.ndarray], device: Any) -> dict[str, Any]:
-    """Each host array as a tensor on ``device`` (same dtype), copied without waiting for the
-    device (:func:`~gradebench.training.tokens.host_to_device`: pinned, ``non_blocking``, on CUDA)."""
+    """Each of a batch's host arrays as a tensor on ``device`` (same dtype): on the CPU the array
+    itself, elsewhere a copy that waits for nothing
+    (:func:`~gradebench.training.tokens.host_to_device`: pinned, ``non_blocking``, on CUDA)."""
+    import torch
+
+    if str(device) == "cpu":
+        return {k: torch.from_numpy(v) for k, v in arrays.items()}
     return {k: host_to_device(v, device, v.dtype) for k, v in arrays.items()}
 
 

@@ -196,3 +196,8 @@ def test_each_float_column_takes_the_smaller_encoding_and_old_packs_are_rewritte
     before = pack.read_bytes()
     pack_results(loose)
     assert pack.read_bytes() == before  # packed by this rule: left as it is
+    newer = old.replace_schema_metadata({**meta, b"gradebench.pack.encoding": b"99"})
+    pq.write_table(newer, pack, compression="zstd")  # as a newer gradebench wrote it: not written back
+    before = pack.read_bytes()
+    pack_results(loose)
+    assert pack.read_bytes() == before and pack_encoding(folder) == "99"
