@@ -78,21 +78,18 @@ def pad_source(scorer: ModelScorer) -> str:
 
 
 def classify(scorer: ModelScorer, model: Any, encoded: Any, keys: list[str], head: dict[str, Any], *,
-             batch_size: int, batch_fn: Any = None) -> np.ndarray:
+             batch_size: int) -> np.ndarray:
     """Scores of ``encoded`` items through ``model(**batch).logits`` and :func:`select_output`, by the seeded plan."""
     import torch
 
-    from gradebench.scorers._ce_infer import to_device
-
-    device = model.device
     batches = plan_batches(keys, encoded.lengths, seed=scorer.seed, batch_size=batch_size, bucket=scorer.config.bucket,
                            max_tokens=scorer.max_batch_tokens(batch_size))
-    tokens = encoded.on_device(device) if batch_fn is None else None
+    tokens = encoded.on_device(model.device)
 
     def forward(rows: np.ndarray) -> Any:
         with torch.inference_mode():
-            batch = tokens.batch(rows) if tokens is not None else to_device(batch_fn(rows), device)
-            return select_output(scorer._forward(model, batch), head)  # left on the device: one sync at the end
+            # left on the device: run_plan copies every batch's scores back at once
+            return select_output(scorer._forward(model, tokens.batch(rows)), head)
 
     return run_plan(batches, forward, len(keys), device_type=scorer.device_type).astype(np.float64)
 
