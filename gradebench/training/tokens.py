@@ -128,7 +128,6 @@ class DeviceTokens:
 
         self.encoded = encoded
         self.device = torch.device(device)
-        self._cuda = self.device.type == "cuda"
         put = self._put
         # one trailing pad entry: padding positions gather it, so no where() on the ids is needed
         self.ids = put(np.append(encoded.ids, encoded.pad_id))
