@@ -55,43 +55,42 @@ def timed(fns: dict[str, Callable[[], Any]], repeat: int, device: str) -> dict[s
     return {k: statistics.median(v) for k, v in times.items()}
 
 
-def stub_cross_encoder(dest: Path, tokenizer_from: Path) -> Path:
-    """A sentence-transformers CrossEncoder folder around a 1-layer BERT of width 8 with the
-    tokenizer of ``tokenizer_from``: a forward that costs next to nothing."""
+def _stub(dest: Path, tokenizer_from: Path, model_class: Any, **config: Any) -> Path:
+    """A seeded 1-layer BERT of width 8 (``model_class``) with the tokenizer of ``tokenizer_from``,
+    saved as a transformers folder ``dest/hf``: a forward that costs next to nothing."""
     import torch
-    from sentence_transformers import CrossEncoder
-    from transformers import AutoTokenizer, BertConfig, BertForSequenceClassification
+    from transformers import AutoTokenizer, BertConfig
 
     tok = AutoTokenizer.from_pretrained(str(tokenizer_from))
-    config = BertConfig(vocab_size=len(tok), hidden_size=8, num_hidden_layers=1, num_attention_heads=1,
-                        intermediate_size=8, max_position_embeddings=512, num_labels=1,
-                        pad_token_id=tok.pad_token_id)
+    bert = BertConfig(vocab_size=len(tok), hidden_size=8, num_hidden_layers=1, num_attention_heads=1,
+                      intermediate_size=8, max_position_embeddings=512, pad_token_id=tok.pad_token_id, **config)
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(0)
-        model = BertForSequenceClassification(config)
+        model = model_class(bert)
     raw = dest / "hf"
     model.save_pretrained(raw)
     tok.save_pretrained(raw)
+    return raw
+
+
+def stub_cross_encoder(dest: Path, tokenizer_from: Path) -> Path:
+    """A sentence-transformers CrossEncoder folder around the stub BERT (:func:`_stub`)."""
+    import torch
+    from sentence_transformers import CrossEncoder
+    from transformers import BertForSequenceClassification
+
+    raw = _stub(dest, tokenizer_from, BertForSequenceClassification, num_labels=1)
     CrossEncoder(str(raw), device="cpu", activation_fn=torch.nn.Identity()).save(str(dest))
     return dest
 
 
 def stub_bi_encoder(dest: Path, tokenizer_from: Path) -> Path:
-    """A sentence-transformers folder (mean pooling) around a 1-layer BERT of width 8 with the
-    tokenizer of ``tokenizer_from``: an embedder whose forward costs next to nothing."""
-    import torch
+    """A sentence-transformers folder (mean pooling) around the stub BERT (:func:`_stub`): an
+    embedder whose forward costs next to nothing."""
     from sentence_transformers import SentenceTransformer
-    from transformers import AutoTokenizer, BertConfig, BertModel
+    from transformers import BertModel
 
-    tok = AutoTokenizer.from_pretrained(str(tokenizer_from))
-    config = BertConfig(vocab_size=len(tok), hidden_size=8, num_hidden_layers=1, num_attention_heads=1,
-                        intermediate_size=8, max_position_embeddings=512, pad_token_id=tok.pad_token_id)
-    with torch.random.fork_rng(devices=[]):
-        torch.manual_seed(0)
-        model = BertModel(config)
-    raw = dest / "hf"
-    model.save_pretrained(raw)
-    tok.save_pretrained(raw)
+    raw = _stub(dest, tokenizer_from, BertModel)
     SentenceTransformer(str(raw), device="cpu").save(str(dest))
     return dest
 
